@@ -1,0 +1,97 @@
+#include "harness/analysis/run_summary.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "harness/model/trial.hpp"
+#include "harness/stats/descriptive.hpp"
+
+namespace perfgate::analysis {
+namespace {
+
+bool is_harness_metric(std::string_view name) {
+  using namespace model::harness_metric;
+  return name == wall_time_s || name == cpu_time_s || name == peak_rss_mb || name == time_to_first_step_s;
+}
+
+}  // namespace
+
+const MetricRow* ConfigSummary::find(std::string_view metric) const {
+  for (const auto& m : metrics)
+    if (m.info.name == metric) return &m;
+  return nullptr;
+}
+
+RunSummary summarise_run(const store::RunData& data, double ci_level) {
+  RunSummary rs;
+  rs.run = data.run;
+  rs.trials = data.trials;
+  std::map<std::string, model::MetricInfo> infos;
+  for (const auto& m : data.metrics) infos[m.name] = m;
+
+  std::map<long long, std::size_t> index;
+  for (const auto& c : data.configs) {
+    ConfigSummary cs;
+    cs.config_id = c.id;
+    cs.workload = c.workload;
+    cs.params_json = c.params_json;
+    cs.params = model::params_from_json(c.params_json);
+    cs.label = model::params_label(cs.params);
+    index[c.id] = rs.configs.size();
+    rs.configs.push_back(std::move(cs));
+  }
+
+  // metric name -> values, per config, only from trials that succeeded.
+  std::vector<std::map<std::string, std::vector<TrialValue>>> values(rs.configs.size());
+  for (const auto& t : data.trials) {
+    auto it = index.find(t.config_id);
+    if (it == index.end()) continue;
+    auto& cs = rs.configs[it->second];
+    switch (t.status) {
+      case model::TrialStatus::Ok: ++cs.trials_ok; ++rs.trials_ok; break;
+      case model::TrialStatus::Interrupted:
+      case model::TrialStatus::Running: ++rs.trials_interrupted; break;
+      default:
+        ++cs.trials_failed;
+        ++rs.trials_failed;
+        cs.failures.push_back(fmt::format("repeat {}: {}", t.repeat + 1, t.error.substr(0, t.error.find('\n'))));
+    }
+    if (t.status != model::TrialStatus::Ok) continue;
+    for (const auto& m : t.summaries) values[it->second][m.metric].push_back({t.id, t.repeat, m.value, m});
+  }
+
+  for (std::size_t i = 0; i < rs.configs.size(); ++i) {
+    auto& cs = rs.configs[i];
+    for (auto& [name, tv] : values[i]) {
+      MetricRow row;
+      auto inf = infos.find(name);
+      row.info = inf != infos.end() ? inf->second : model::MetricInfo::inferred(name);
+      row.harness_metric = is_harness_metric(name);
+      std::sort(tv.begin(), tv.end(), [](const auto& a, const auto& b) { return a.repeat < b.repeat; });
+      std::vector<double> x;
+      for (const auto& v : tv) x.push_back(v.value);
+      row.n = static_cast<int>(x.size());
+      row.median = stats::median(x);
+      row.mean = stats::mean(x);
+      row.min = *std::min_element(x.begin(), x.end());
+      row.max = *std::max_element(x.begin(), x.end());
+      row.cv = stats::cv(x);
+      auto ci = stats::median_ci(x, ci_level);
+      row.ci_low = ci.low;
+      row.ci_high = ci.high;
+      row.ci_coverage = ci.coverage;
+      row.trials = std::move(tv);
+      cs.metrics.push_back(std::move(row));
+    }
+    // Workload step metrics first, then per-trial scalars, then the harness's own.
+    std::stable_sort(cs.metrics.begin(), cs.metrics.end(), [](const MetricRow& a, const MetricRow& b) {
+      auto rank = [](const MetricRow& m) { return m.harness_metric ? 2 : (m.trials.front().summary.is_scalar ? 1 : 0); };
+      return rank(a) < rank(b);
+    });
+  }
+  return rs;
+}
+
+}  // namespace perfgate::analysis

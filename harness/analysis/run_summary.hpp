@@ -1,0 +1,54 @@
+#pragma once
+// Per configuration and metric of one run: the trial values and what they
+// say together (median, distribution-free 95 % interval of the median, CV).
+// The trial is the unit of replication: steps were already summarised per
+// trial by the runner.
+
+#include <string>
+#include <vector>
+
+#include "harness/model/metric.hpp"
+#include "harness/model/params.hpp"
+#include "harness/store/store.hpp"
+
+namespace perfgate::analysis {
+
+struct TrialValue {
+  long long trial_id = 0;
+  int repeat = 0;
+  double value = 0;            // the per-trial number
+  model::MetricSummary summary;
+};
+
+struct MetricRow {
+  model::MetricInfo info;
+  int n = 0;                   // trials with a value
+  double median = 0, mean = 0, min = 0, max = 0, cv = 0;
+  double ci_low = 0, ci_high = 0, ci_coverage = 0;
+  bool harness_metric = false; // added by perfgate (wall time, RSS), not reported by the workload
+  std::vector<TrialValue> trials;
+};
+
+struct ConfigSummary {
+  long long config_id = 0;
+  std::string workload;
+  model::Params params;
+  std::string params_json;
+  std::string label;           // "bucket_mb=25 graph_mode=eager" (without the workload)
+  int trials_ok = 0;
+  int trials_failed = 0;
+  std::vector<std::string> failures;  // "repeat 2: exited with code 1; ..."
+  std::vector<MetricRow> metrics;     // step metrics first, then per-trial numbers
+  const MetricRow* find(std::string_view metric) const;
+};
+
+struct RunSummary {
+  store::RunRecord run;
+  std::vector<ConfigSummary> configs;
+  std::vector<model::TrialRecord> trials;
+  int trials_ok = 0, trials_failed = 0, trials_interrupted = 0;
+};
+
+RunSummary summarise_run(const store::RunData& data, double ci_level = 0.95);
+
+}  // namespace perfgate::analysis

@@ -1,0 +1,83 @@
+#include "harness/cli/app.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/cli/commands.hpp"
+#include "harness/util/error.hpp"
+#include "harness/util/strings.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+// The subcommand table: one line each, in the order `--help` lists them.
+const std::vector<Command>& commands() {
+  static const std::vector<Command> k = {
+      {"run", "run a suite: every configuration x repeats, recorded in the database", setup_run, do_run},
+      {"runs", "list recent runs: id, suite, when, status, trials ok/failed, tags, commit", setup_runs, do_runs},
+      {"show", "per configuration and metric of a run: n, median, 95% CI, CV, first-step time", setup_show, do_show},
+  };
+  return k;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"perfgate: performance regression harness for training and inference workloads"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", PERFGATE_VERSION);
+  Globals globals;
+  app.add_option("--db", globals.db_path, "results database (SQLite)")->capture_default_str();
+  app.add_option("--db-timeout", globals.db_timeout, "how long to wait for a database locked by another perfgate, e.g. 10s")
+      ->capture_default_str();
+  app.fallthrough();
+
+  // Unknown subcommands get a suggestion before CLI11 sees them.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto& c : commands()) names.push_back(c.name);
+    std::string first = argv[1];
+    if (std::find(names.begin(), names.end(), first) == names.end()) {
+      std::cerr << fmt::format("perfgate: unknown command '{}'{}; commands: {}\n", first,
+                               util::did_you_mean(first, names), util::join(names, ", "));
+      return static_cast<int>(ExitCode::InputError);
+    }
+  }
+
+  std::vector<std::unique_ptr<State>> states;
+  const Command* chosen = nullptr;
+  std::vector<std::pair<CLI::App*, const Command*>> subs;
+  for (const auto& c : commands()) {
+    auto* sub = app.add_subcommand(c.name, c.summary);
+    states.push_back(std::make_unique<State>());
+    c.setup(*sub, *states.back());
+    subs.emplace_back(sub, &c);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(ExitCode::InputError);
+  }
+  State* state = nullptr;
+  for (std::size_t i = 0; i < subs.size(); ++i)
+    if (subs[i].first->parsed()) {
+      chosen = subs[i].second;
+      state = states[i].get();
+    }
+  if (!chosen) return static_cast<int>(ExitCode::InputError);
+  state->globals = globals;
+  try {
+    return chosen->run(*state);
+  } catch (const std::exception& e) {
+    // Expected failures are values; an exception here is a bug, reported as such.
+    std::cerr << "perfgate: internal error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::HarnessError);
+  }
+}
+
+}  // namespace perfgate::cli

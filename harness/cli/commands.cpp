@@ -1,0 +1,196 @@
+#include "harness/cli/commands.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/analysis/run_summary.hpp"
+#include "harness/exec/process_launcher.hpp"
+#include "harness/report/run_reporter.hpp"
+#include "harness/runner/runner.hpp"
+#include "harness/store/store.hpp"
+#include "harness/suite/loader.hpp"
+#include "harness/suite/matrix.hpp"
+#include "harness/suite/plan.hpp"
+#include "harness/suite/placeholders.hpp"
+#include "harness/util/interrupt.hpp"
+#include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
+
+namespace perfgate::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+int fail(const Error& e) {
+  std::cerr << "perfgate: error: " << e.message << "\n";
+  return exit_code_for(e);
+}
+
+Expected<std::unique_ptr<store::Store>> open_store(const State& s) {
+  auto t = util::parse_duration_s(s.globals.db_timeout);
+  if (!t) return Error::input("--db-timeout: " + t.error().message);
+  return store::open_sqlite_store(s.globals.db_path, {*t});
+}
+
+// For display only: quote an argument the way a POSIX shell would read it back.
+std::string shell_quote(const std::string& a) {
+  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") == std::string::npos) return a;
+  std::string out = "'";
+  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+void print_plan(const model::Suite& suite, const model::Plan& plan) {
+  std::cout << fmt::format("suite {}: {} configuration(s), {} trial(s), order {}, seed {}\n", suite.name,
+                           plan.cases.size(), plan.trials.size(), plan.order, plan.seed);
+  for (const auto& w : suite.workloads)
+    std::cout << fmt::format("  workload {}: repeats {}, warm-up {}, timeout {}, cwd {}\n", w.name, w.repeats,
+                             w.warmup.str(), util::format_duration(w.timeout_s), w.cwd);
+  std::cout << "\n";
+  for (const auto& t : plan.trials) {
+    const auto& c = plan.cases[t.case_index];
+    const auto& w = suite.workloads[c.workload_index];
+    auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+      if (auto it = c.params.find(std::string(name)); it != c.params.end()) return it->second.text;
+      if (name == "repeat") return std::to_string(t.repeat);
+      return "{" + std::string(name) + "}";  // known only when the trial runs
+    };
+    std::vector<std::string> argv;
+    for (const auto& a : w.command) {
+      auto s = suite::substitute(a, lookup);
+      argv.push_back(s ? *s : a);
+    }
+    std::string shown;
+    if (w.shell) shown = "sh -c " + shell_quote(argv.at(0));
+    else
+      for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + shell_quote(a);
+    std::cout << fmt::format("{:4}  {}  repeat {}\n      {}\n", t.seq + 1, c.label, t.repeat + 1, shown);
+  }
+}
+
+}  // namespace
+
+void setup_run(CLI::App& sub, State& s) {
+  sub.add_option("suite", s.suite_path, "suite YAML file")->required();
+  sub.add_option("--set", s.sets, "override: KEY=V1,V2 sets a matrix axis (or repeats/timeout/warmup/...)");
+  sub.add_option("--only", s.onlys, "keep configurations where KEY is one of the values: KEY=V1,V2 (KEY may be 'workload')");
+  sub.add_option("--tag", s.tags, "tag the run (repeatable), e.g. nightly");
+  sub.add_option("--commit", s.commit, "commit the run measures (default: git HEAD where the suite lives)");
+  sub.add_option("--branch", s.branch, "branch the run measures (default: from git)");
+  sub.add_option("--profile", s.profiles, "machine profile from configs/profiles (repeatable)");
+  sub.add_option("--seed", s.seed, "seed of the trial order (default: fresh, recorded with the run)");
+  sub.add_option("--artifacts", s.artifacts_dir, "where logs go (default: next to the database)");
+  sub.add_flag("--dry-run", s.dry_run, "print the expanded plan in run order and exit");
+  sub.add_flag("-q,--quiet", s.quiet, "no per-trial progress lines");
+}
+
+int do_run(State& s) {
+  suite::LoadOptions lo;
+  lo.profiles = s.profiles;
+  for (const auto& set : s.sets) {
+    auto o = suite::parse_override(set);
+    if (!o) return fail(o.error());
+    lo.overrides.push_back(*o);
+  }
+  auto suite = suite::load_suite(s.suite_path, lo);
+  if (!suite) return fail(suite.error());
+  if (s.seed >= 0) suite->seed = static_cast<std::uint64_t>(s.seed);
+  std::vector<suite::CaseFilter> filters;
+  for (const auto& o : s.onlys) {
+    auto f = suite::parse_filter(o);
+    if (!f) return fail(f.error());
+    filters.push_back(*f);
+  }
+  auto cases = suite::filter_cases(suite::expand(*suite), filters);
+  if (!cases) return fail(cases.error());
+  if (cases->empty()) return fail(Error::input("--only left no configuration to run"));
+  auto plan = suite::make_plan(*suite, std::move(*cases), suite->seed.value_or(suite::fresh_seed()));
+  if (s.dry_run) {
+    print_plan(*suite, plan);
+    return 0;
+  }
+
+  auto st = open_store(s);
+  if (!st) return fail(st.error());
+  util::install_interrupt_handlers();
+  runner::RunOptions ro;
+  ro.tags = s.tags;
+  ro.commit = s.commit;
+  ro.branch = s.branch;
+  ro.artifacts_root = s.artifacts_dir.empty() ? fs::path(s.globals.db_path).parent_path().string() : s.artifacts_dir;
+  if (ro.artifacts_root.empty()) ro.artifacts_root = ".";
+  ro.progress = s.quiet ? nullptr : &std::cerr;
+  std::string cmdline = "perfgate run " + s.suite_path;
+  for (const auto& x : s.sets) cmdline += " --set " + x;
+  for (const auto& x : s.onlys) cmdline += " --only " + x;
+  for (const auto& x : s.tags) cmdline += " --tag " + x;
+  ro.command_line = cmdline;
+  exec::ProcessLauncher launcher;
+  auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);
+  if (!outcome) return fail(outcome.error());
+
+  auto data = (*st)->load_run(outcome->run_id);
+  if (!data) return fail(data.error());
+  auto reporter = report::make_table_reporter();
+  std::cout << reporter->show(analysis::summarise_run(*data), {});
+  if (outcome->status == model::RunStatus::Interrupted) {
+    std::cerr << fmt::format("perfgate: run {} interrupted after {} of {} trials; finished trials are kept\n",
+                             outcome->run_id, outcome->trials_ok + outcome->trials_failed, outcome->trials_total);
+    return static_cast<int>(ExitCode::HarnessError);
+  }
+  if (outcome->trials_ok == 0) {
+    std::cerr << fmt::format("perfgate: every trial of run {} failed\n", outcome->run_id);
+    return static_cast<int>(ExitCode::HarnessError);
+  }
+  if (outcome->trials_failed > 0)
+    std::cerr << fmt::format("perfgate: warning: {} of {} trials failed (see above)\n", outcome->trials_failed,
+                             outcome->trials_total);
+  return 0;
+}
+
+void setup_runs(CLI::App& sub, State& s) {
+  sub.add_option("--limit", s.limit, "how many runs, newest first")->capture_default_str();
+  sub.add_option("--suite", s.suite_filter, "only runs of this suite");
+  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+}
+
+int do_runs(State& s) {
+  auto reporter = report::make_run_reporter(s.format);
+  if (!reporter) return fail(reporter.error());
+  auto st = open_store(s);
+  if (!st) return fail(st.error());
+  auto rows = (*st)->list_runs(s.limit, s.suite_filter);
+  if (!rows) return fail(rows.error());
+  std::cout << (*reporter)->runs(*rows);
+  return 0;
+}
+
+void setup_show(CLI::App& sub, State& s) {
+  sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
+  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+  sub.add_option("--metric", s.metrics, "only this metric (repeatable)");
+  sub.add_flag("--all-metrics", s.all_metrics, "also show cpu time and time to first step in tables");
+}
+
+int do_show(State& s) {
+  auto reporter = report::make_run_reporter(s.format);
+  if (!reporter) return fail(reporter.error());
+  if (!fs::exists(s.globals.db_path))
+    return fail(Error::input(fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path)));
+  auto st = open_store(s);
+  if (!st) return fail(st.error());
+  auto id = (*st)->resolve_run(s.run_selector);
+  if (!id) return fail(id.error());
+  auto data = (*st)->load_run(*id);
+  if (!data) return fail(data.error());
+  report::ShowOptions so;
+  so.metrics = s.metrics;
+  so.all_metrics = s.all_metrics;
+  std::cout << (*reporter)->show(analysis::summarise_run(*data), so);
+  return 0;
+}
+
+}  // namespace perfgate::cli

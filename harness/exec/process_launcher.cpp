@@ -1,0 +1,338 @@
+#include "harness/exec/process_launcher.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+#include <fmt/format.h>
+
+#include "harness/exec/log_sink.hpp"
+#include "harness/exec/proc_tree.hpp"
+#include "harness/util/interrupt.hpp"
+#include "harness/util/line_splitter.hpp"
+
+namespace bp = boost::process;
+
+namespace perfgate::exec {
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::Exited: return "exited";
+    case Outcome::Signaled: return "signaled";
+    case Outcome::TimedOut: return "timed_out";
+    case Outcome::Interrupted: return "interrupted";
+    case Outcome::FailedToStart: return "failed_to_start";
+  }
+  return "?";
+}
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
+
+// pidfd_open(2) makes the child's exit a pollable event (Linux >= 5.3); on
+// older kernels we fall back to polling waitpid on the tick.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+struct Stream {
+  int fd = -1;
+  LogSink* sink = nullptr;
+  bool is_stdout = false;
+};
+
+class Session {
+ public:
+  Session(const LaunchSpec& spec, TrialObserver& obs, LaunchResult& res)
+      : m_spec(spec), m_obs(obs), m_res(res),
+        m_out(spec.stdout_path, spec.log_limit_bytes),
+        m_err(spec.stderr_path, spec.log_limit_bytes) {}
+
+  void run();
+
+ private:
+  bool start();
+  // Reads what is available; returns false at EOF.
+  bool drain(Stream& s);
+  void sample_usage();
+  void signal_group(int sig);
+  bool reap(bool block);
+  void tick(bool final);
+  // Ends the group: SIGTERM, wait up to grace for the main process, then SIGKILL.
+  void stop_group(double grace_s);
+
+  const LaunchSpec& m_spec;
+  TrialObserver& m_obs;
+  LaunchResult& m_res;
+  LogSink m_out, m_err;
+  util::LineSplitter m_lines;
+  pid_t m_pid = -1;
+  int m_pidfd = -1;
+  bool m_reaped = false;
+  int m_status = 0;
+  double m_t0 = 0;
+  double m_next_tick = 0;
+  double m_next_usage = 0;
+  double m_polled_cpu_s = 0;
+  Stream m_streams[2];
+};
+
+bool Session::start() {
+  std::error_code ec;
+  bp::pipe out_pipe, err_pipe;
+  std::vector<std::string> args;
+  boost::filesystem::path exe;
+  if (m_spec.shell) {
+    exe = "/bin/sh";
+    args = {"-c", m_spec.argv.at(0)};
+  } else {
+    const std::string& a0 = m_spec.argv.at(0);
+    if (a0.find('/') == std::string::npos) {
+      exe = bp::search_path(a0);
+      if (exe.empty()) {
+        m_res.error = fmt::format("command '{}' not found on PATH", a0);
+        return false;
+      }
+    } else {
+      exe = a0;
+      if (exe.is_relative()) exe = boost::filesystem::path(m_spec.cwd) / exe;
+      if (::access(exe.c_str(), F_OK) != 0) {
+        m_res.error = fmt::format("command '{}' does not exist (looked at {})", a0, exe.string());
+        return false;
+      }
+      if (::access(exe.c_str(), X_OK) != 0) {
+        m_res.error = fmt::format("command '{}' is not executable", exe.string());
+        return false;
+      }
+    }
+    args.assign(m_spec.argv.begin() + 1, m_spec.argv.end());
+  }
+  bp::environment env;
+  env.clear();
+  for (const auto& [k, v] : m_spec.env) env[k] = v;
+
+  bp::group group;
+  m_t0 = now_s();
+  bp::child child(exe, bp::args(args), env, bp::start_dir(m_spec.cwd), bp::std_in < bp::null,
+                  bp::std_out > out_pipe, bp::std_err > err_pipe, group,
+                  // The harness ignores SIGPIPE; an ignored signal survives exec, so restore it.
+                  bp::extend::on_exec_setup([](auto&) { ::signal(SIGPIPE, SIG_DFL); }), ec);
+  if (ec || !child.valid()) {
+    m_res.error = fmt::format("could not start '{}': {}", exe.string(), ec.message());
+    return false;
+  }
+  m_pid = child.id();
+  // We reap and signal the process ourselves (wait4 gives its resource use);
+  // the Boost objects must not act on it when they go out of scope.
+  child.detach();
+  group.detach();
+  m_pidfd = open_pidfd(m_pid);
+  m_streams[0] = {out_pipe.native_source(), &m_out, true};
+  m_streams[1] = {err_pipe.native_source(), &m_err, false};
+  out_pipe.assign_source(-1);  // we own the read ends now
+  err_pipe.assign_source(-1);
+  for (auto& s : m_streams) ::fcntl(s.fd, F_SETFL, ::fcntl(s.fd, F_GETFL) | O_NONBLOCK | FD_CLOEXEC);
+  for (auto& s : m_streams) ::fcntl(s.fd, F_SETFD, FD_CLOEXEC);
+  return true;
+}
+
+bool Session::drain(Stream& s) {
+  if (s.fd < 0) return false;
+  char buf[64 << 10];
+  for (int rounds = 0; rounds < 16; ++rounds) {  // bounded so one flooding stream cannot starve the loop
+    auto n = ::read(s.fd, buf, sizeof buf);
+    if (n > 0) {
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      s.sink->write(chunk);
+      if (s.is_stdout) {
+        double t = now_s() - m_t0;
+        m_lines.feed(chunk, [&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, t); });
+      }
+      continue;
+    }
+    if (n == 0) {
+      ::close(s.fd);
+      s.fd = -1;
+      if (s.is_stdout)
+        m_lines.finish([&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, now_s() - m_t0); });
+      return false;
+    }
+    if (errno == EINTR) continue;
+    return true;  // EAGAIN: nothing more for now
+  }
+  return true;
+}
+
+void Session::sample_usage() {
+  if (m_pid <= 0) return;
+  auto u = sample_group(m_pid);
+  m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, u.rss_mb);
+  m_polled_cpu_s = std::max(m_polled_cpu_s, u.cpu_s);
+}
+
+void Session::signal_group(int sig) {
+  if (m_pid > 0) ::kill(-m_pid, sig);
+}
+
+bool Session::reap(bool block) {
+  if (m_reaped) return true;
+  rusage ru{};
+  int status = 0;
+  pid_t r = 0;
+  do {
+    r = ::wait4(m_pid, &status, block ? 0 : WNOHANG, &ru);
+  } while (r < 0 && errno == EINTR);
+  if (r != m_pid) return false;
+  m_reaped = true;
+  m_status = status;
+  m_res.wall_s = now_s() - m_t0;
+  // ru covers the main process and every descendant it waited for.
+  m_res.cpu_s = std::max(tv_s(ru.ru_utime) + tv_s(ru.ru_stime), m_polled_cpu_s);
+  m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, static_cast<double>(ru.ru_maxrss) / 1024.0);
+  return true;
+}
+
+void Session::tick(bool final) {
+  double t = now_s();
+  if (t >= m_next_usage && !m_reaped) {
+    sample_usage();
+    // Dense at first so short trials get a reading, then every half second.
+    m_next_usage = t + (t - m_t0 < 1.0 ? 0.05 : 0.5);
+  }
+  if (final || t >= m_next_tick) {
+    m_obs.on_tick(t - m_t0, final);
+    m_next_tick = t + m_spec.tick_interval_s;
+  }
+}
+
+void Session::stop_group(double grace_s) {
+  signal_group(SIGTERM);
+  double deadline = now_s() + grace_s;
+  while (!m_reaped && now_s() < deadline) {
+    pollfd fds[3];
+    int nfds = 0;
+    for (auto& s : m_streams)
+      if (s.fd >= 0) fds[nfds++] = {s.fd, POLLIN, 0};
+    if (m_pidfd >= 0) fds[nfds++] = {m_pidfd, POLLIN, 0};
+    int wait_ms = m_pidfd >= 0 ? 50 : 10;
+    ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+    for (auto& s : m_streams) drain(s);
+    reap(false);
+    // After a second Ctrl-C nobody wants to wait for a graceful end.
+    if (util::interrupt_count() > 1) break;
+  }
+  if (!m_reaped) {
+    signal_group(SIGKILL);
+    reap(true);
+  }
+}
+
+void Session::run() {
+  if (!start()) {
+    m_res.outcome = Outcome::FailedToStart;
+    return;
+  }
+  m_next_tick = m_t0 + m_spec.tick_interval_s;
+  const double deadline = m_t0 + m_spec.timeout_s;
+  const int wake_fd = util::interrupt_wake_fd();
+  enum class End { None, Exit, Timeout, Interrupt } end = End::None;
+
+  while (end == End::None) {
+    double t = now_s();
+    double next = std::min({m_next_tick, m_next_usage > t ? m_next_usage : m_next_tick, deadline});
+    int wait_ms = std::clamp(static_cast<int>((next - t) * 1000.0) + 1, 0, 1000);
+    if (m_pidfd < 0) wait_ms = std::min(wait_ms, 5);
+    pollfd fds[4];
+    int nfds = 0;
+    for (auto& s : m_streams)
+      if (s.fd >= 0) fds[nfds++] = {s.fd, POLLIN, 0};
+    if (m_pidfd >= 0) fds[nfds++] = {m_pidfd, POLLIN, 0};
+    if (wake_fd >= 0) fds[nfds++] = {wake_fd, POLLIN, 0};
+    ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+    for (auto& s : m_streams) drain(s);
+    if (reap(false)) end = End::Exit;
+    else if (util::interrupt_count() > 0) end = End::Interrupt;
+    else if (now_s() >= deadline) end = End::Timeout;
+    tick(false);
+  }
+
+  if (end == End::Timeout || end == End::Interrupt) {
+    m_res.error = end == End::Timeout ? fmt::format("timed out after {:.1f} s; process group terminated", m_spec.timeout_s)
+                                      : "interrupted; process group terminated";
+    stop_group(util::interrupt_count() > 1 ? 0.0 : m_spec.kill_grace_s);
+  }
+  // Whatever is left of the group (daemonised helpers, TERM-ignoring children) goes too.
+  auto left = sample_group(m_pid);
+  if (left.processes > 0) {
+    m_res.leftover_processes = left.processes;
+    signal_group(SIGTERM);
+    double until = now_s() + std::min(1.0, m_spec.kill_grace_s);
+    while (sample_group(m_pid).processes > 0 && now_s() < until) ::usleep(10000);
+    signal_group(SIGKILL);
+  }
+  // Drain what the pipes still hold; a process outside the group may keep them open, so bound the wait.
+  double drain_until = now_s() + 1.0;
+  while ((m_streams[0].fd >= 0 || m_streams[1].fd >= 0) && now_s() < drain_until) {
+    pollfd fds[2];
+    int nfds = 0;
+    for (auto& s : m_streams)
+      if (s.fd >= 0) fds[nfds++] = {s.fd, POLLIN, 0};
+    ::poll(fds, static_cast<nfds_t>(nfds), 50);
+    for (auto& s : m_streams) drain(s);
+  }
+  for (auto& s : m_streams)
+    if (s.fd >= 0) {
+      ::close(s.fd);
+      s.fd = -1;
+    }
+  if (m_pidfd >= 0) ::close(m_pidfd);
+
+  if (WIFEXITED(m_status)) {
+    m_res.outcome = Outcome::Exited;
+    m_res.exit_code = WEXITSTATUS(m_status);
+  } else if (WIFSIGNALED(m_status)) {
+    m_res.outcome = Outcome::Signaled;
+    m_res.signal = WTERMSIG(m_status);
+  }
+  if (end == End::Timeout) m_res.outcome = Outcome::TimedOut;
+  if (end == End::Interrupt) m_res.outcome = Outcome::Interrupted;
+
+  m_out.close();
+  m_err.close();
+  m_res.stdout_bytes = m_out.total_bytes();
+  m_res.stderr_bytes = m_err.total_bytes();
+  m_res.stdout_truncated = m_out.truncated();
+  m_res.stderr_truncated = m_err.truncated();
+  m_res.stderr_tail = m_err.last_lines(10);
+  tick(true);
+}
+
+}  // namespace
+
+LaunchResult ProcessLauncher::launch(const LaunchSpec& spec, TrialObserver& observer) {
+  LaunchResult res;
+  Session s(spec, observer, res);
+  s.run();
+  return res;
+}
+
+}  // namespace perfgate::exec

@@ -1,0 +1,188 @@
+#include "harness/metrics/protocol.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace perfgate::metrics {
+namespace {
+
+using json = nlohmann::json;
+
+bool valid_metric_name(std::string_view n) {
+  if (n.empty() || n.size() > 128) return false;
+  for (char c : n) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-' || c == '/' || c == ':';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Python's json.dumps writes NaN, Infinity and -Infinity, which JSON lacks.
+// Losses do go NaN, and that must be recorded, so map the bare tokens (outside
+// strings) to marker strings and parse again. Only runs for lines that failed.
+std::string replace_nonfinite(std::string_view s, bool& changed) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  bool in_str = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_str) {
+      out += c;
+      if (c == '\\' && i + 1 < s.size()) out += s[++i];
+      else if (c == '"') in_str = false;
+      continue;
+    }
+    if (c == '"') in_str = true;
+    auto rest = s.substr(i);
+    if (rest.starts_with("NaN")) {
+      out += "\"__nan__\"";
+      i += 2;
+      changed = true;
+    } else if (rest.starts_with("-Infinity")) {
+      out += "\"__-inf__\"";
+      i += 8;
+      changed = true;
+    } else if (rest.starts_with("Infinity")) {
+      out += "\"__inf__\"";
+      i += 7;
+      changed = true;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A number, or one of the markers above; nullopt for anything else.
+std::optional<double> number_of(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (s == "__nan__") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "__inf__") return std::numeric_limits<double>::infinity();
+    if (s == "__-inf__") return -std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
+}
+
+std::string excerpt_of(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 80)) {
+    auto u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (text.size() > 80) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(LineSource s) { return s == LineSource::File ? "metrics file" : "stdout"; }
+
+int ProtocolParser::metric_id(std::string_view name) {
+  auto it = m_ids.find(std::string(name));
+  if (it != m_ids.end()) return it->second;
+  if (m_ids.size() >= k_max_metrics || !valid_metric_name(name)) return -1;
+  int id = static_cast<int>(m_ids.size());
+  m_ids.emplace(std::string(name), id);
+  m_sink.on_new_metric(id, name);
+  return id;
+}
+
+void ProtocolParser::bad(LineSource src, long long line_no, std::string reason, std::string_view text) {
+  ++m_malformed_count;
+  if (m_malformed.size() < k_max_kept_malformed) m_malformed.push_back({src, line_no, std::move(reason), excerpt_of(text)});
+}
+
+void ProtocolParser::feed_file_line(std::string_view line, bool oversized, double arrival_t_s) {
+  ++m_file_lines;
+  if (line.empty() && !oversized) return;
+  parse(line, LineSource::File, m_file_lines, oversized, arrival_t_s);
+}
+
+void ProtocolParser::feed_stdout_line(std::string_view line, bool oversized, double arrival_t_s) {
+  ++m_stdout_lines;
+  if (!line.starts_with(k_stdout_prefix)) return;
+  parse(line.substr(k_stdout_prefix.size()), LineSource::Stdout, m_stdout_lines, oversized, arrival_t_s);
+}
+
+void ProtocolParser::parse(std::string_view text, LineSource src, long long line_no, bool oversized,
+                           double arrival_t_s) {
+  if (oversized) return bad(src, line_no, "line longer than 1 MiB", text);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) {
+    bool changed = false;
+    auto fixed = replace_nonfinite(text, changed);
+    if (changed) j = json::parse(fixed, nullptr, false);
+    if (j.is_discarded()) return bad(src, line_no, "not valid JSON", text);
+  }
+  if (!j.is_object()) return bad(src, line_no, "not a JSON object", text);
+  ++m_records;
+
+  if (auto it = j.find("summary"); it != j.end()) {
+    if (!it->is_object()) return bad(src, line_no, "\"summary\" must be an object of numbers", text);
+    for (auto s = it->begin(); s != it->end(); ++s) {
+      auto v = number_of(s.value());
+      int id = metric_id(s.key());
+      if (!v || id < 0) {
+        bad(src, line_no, fmt::format("summary value '{}' is not a number under a valid name", s.key()), text);
+        continue;
+      }
+      m_sink.on_summary(id, *v);
+    }
+    return;
+  }
+  if (auto it = j.find("meta"); it != j.end()) {
+    if (!it->is_object()) return bad(src, line_no, "\"meta\" must be an object", text);
+    if (auto u = it->find("units"); u != it->end() && u->is_object())
+      for (auto e = u->begin(); e != u->end(); ++e)
+        if (int id = metric_id(e.key()); id >= 0 && e.value().is_string())
+          m_sink.on_meta_unit(id, e.value().get_ref<const std::string&>());
+    if (auto b = it->find("better"); b != it->end() && b->is_object())
+      for (auto e = b->begin(); e != b->end(); ++e) {
+        auto dir = e.value().is_string() ? model::better_from_string(e.value().get_ref<const std::string&>())
+                                         : std::nullopt;
+        int id = metric_id(e.key());
+        if (!dir || id < 0) {
+          bad(src, line_no, fmt::format("meta.better.{} must be \"lower\", \"higher\" or \"none\"", e.key()), text);
+          continue;
+        }
+        m_sink.on_meta_better(id, *dir);
+      }
+    return;
+  }
+
+  // A step record. "step" may be left out (then steps count up from the last one).
+  long long step = m_last_step + 1;
+  double t_s = arrival_t_s;
+  m_values.clear();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& key = it.key();
+    auto v = number_of(it.value());
+    if (key == "step") {
+      if (!v || !std::isfinite(*v) || *v < 0) return bad(src, line_no, "\"step\" must be a non-negative number", text);
+      step = static_cast<long long>(*v);
+      continue;
+    }
+    if (key == "t_s") {
+      if (v && std::isfinite(*v)) t_s = *v;
+      continue;
+    }
+    if (!v) continue;  // strings, booleans, objects: annotations, not metrics
+    int id = metric_id(key);
+    if (id < 0) {
+      bad(src, line_no, fmt::format("metric name '{}' is invalid or one too many", excerpt_of(key)), text);
+      continue;
+    }
+    m_values.emplace_back(id, *v);
+  }
+  if (m_values.empty()) return bad(src, line_no, "a step record with no numeric metric", text);
+  m_last_step = step;
+  m_sink.on_step(step, t_s, m_values);
+}
+
+}  // namespace perfgate::metrics

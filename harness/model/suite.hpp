@@ -1,0 +1,72 @@
+#pragma once
+// The validated suite: what to run and which knobs to vary (docs/suite-format.md).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/model/params.hpp"
+
+namespace perfgate::model {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown (values from the command line)
+  int column = 0;  // 1-based
+  std::string str() const;  // "suites/x.yaml:12:5", or the file alone
+};
+
+struct Warmup {
+  enum class Kind { None, Steps, Seconds };
+  Kind kind = Kind::None;
+  double amount = 0;  // steps or seconds
+  std::string str() const;
+};
+
+struct MetricsSpec {
+  std::string parser = "jsonl";   // the metric protocol of docs/metric-protocol.md
+  std::string primary = "throughput";
+};
+
+// One axis of a matrix: its values, each a set of parameters (one key for a
+// scalar axis, several dotted keys for a dict axis).
+struct Axis {
+  std::string name;
+  std::vector<Params> values;
+  SourceLoc loc;
+};
+
+struct Workload {
+  std::string name;
+  SourceLoc loc;
+  std::vector<std::string> command;   // argv; may hold {placeholders}
+  std::vector<SourceLoc> command_locs;
+  bool shell = false;                 // run command[0] through /bin/sh -c (explicit opt-in)
+  std::map<std::string, std::string> env;  // may hold {placeholders}
+  std::string cwd;                    // absolute
+  int repeats = 5;
+  Warmup warmup;
+  double timeout_s = 1200;
+  double kill_grace_s = 5;
+  std::uint64_t log_limit_bytes = 16ull << 20;  // per stream
+  MetricsSpec metrics;
+  std::vector<Axis> matrix;           // in suite order
+  std::vector<Params> include;        // extra configurations
+  std::vector<Params> exclude;        // partial parameter sets to drop
+  Params params;                      // fixed parameters (`params:` in the suite), below the matrix
+};
+
+struct Suite {
+  std::string name;
+  std::string description;
+  std::string path;   // as given
+  std::string dir;    // absolute directory of the suite file
+  std::vector<std::string> profiles;  // applied profile files
+  std::optional<std::uint64_t> seed;  // fixed plan seed, if the suite or --seed sets one
+  std::string order = "interleaved";  // interleaved | sequential
+  std::vector<Workload> workloads;
+};
+
+}  // namespace perfgate::model

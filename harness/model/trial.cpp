@@ -1,0 +1,38 @@
+#include "harness/model/trial.hpp"
+
+namespace perfgate::model {
+
+std::string_view to_string(TrialStatus s) {
+  switch (s) {
+    case TrialStatus::Running: return "running";
+    case TrialStatus::Ok: return "ok";
+    case TrialStatus::Failed: return "failed";
+    case TrialStatus::TimedOut: return "timed_out";
+    case TrialStatus::Interrupted: return "interrupted";
+  }
+  return "?";
+}
+
+std::string_view to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::Running: return "running";
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Interrupted: return "interrupted";
+    case RunStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+TrialStatus trial_status_from(std::string_view s) {
+  for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut, TrialStatus::Interrupted})
+    if (to_string(t) == s) return t;
+  return TrialStatus::Failed;
+}
+
+RunStatus run_status_from(std::string_view s) {
+  for (auto r : {RunStatus::Running, RunStatus::Completed, RunStatus::Interrupted, RunStatus::Failed})
+    if (to_string(r) == s) return r;
+  return RunStatus::Failed;
+}
+
+}  // namespace perfgate::model

@@ -1,0 +1,49 @@
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/model/metric.hpp"
+
+namespace perfgate::model {
+
+enum class TrialStatus { Running, Ok, Failed, TimedOut, Interrupted };
+enum class RunStatus { Running, Completed, Interrupted, Failed };
+
+std::string_view to_string(TrialStatus s);
+std::string_view to_string(RunStatus s);
+TrialStatus trial_status_from(std::string_view s);
+RunStatus run_status_from(std::string_view s);
+
+// Everything known about one finished trial, as stored.
+struct TrialRecord {
+  long long id = 0;
+  long long run_id = 0;
+  long long config_id = 0;
+  int repeat = 0;
+  int seq = 0;
+  TrialStatus status = TrialStatus::Running;
+  int exit_code = -1;
+  int signal = 0;
+  std::string error;           // why it failed, with the last lines of stderr
+  double started_at = 0;       // unix seconds
+  double wall_s = 0;
+  double cpu_s = 0;
+  double peak_rss_mb = 0;
+  long long steps = 0;         // step records received
+  long long malformed_lines = 0;
+  std::string notes;           // warnings: malformed lines, truncated logs, leftovers
+  std::string log_dir;
+  std::vector<MetricSummary> summaries;
+};
+
+// Names of the metrics the harness adds to every trial.
+namespace harness_metric {
+inline constexpr std::string_view wall_time_s = "wall_time_s";
+inline constexpr std::string_view cpu_time_s = "cpu_time_s";
+inline constexpr std::string_view peak_rss_mb = "peak_rss_mb";
+inline constexpr std::string_view first_step_ms = "first_step_ms";
+inline constexpr std::string_view time_to_first_step_s = "time_to_first_step_s";
+}  // namespace harness_metric
+
+}  // namespace perfgate::model

@@ -1,0 +1,196 @@
+#include "harness/runner/collector.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/stats/descriptive.hpp"
+
+namespace perfgate::runner {
+
+TrialCollector::TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup)
+    : m_store(store), m_trial_id(trial_id), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this) {}
+
+TrialCollector::~TrialCollector() {
+  if (m_file) std::fclose(m_file);
+}
+
+void TrialCollector::on_stdout_line(std::string_view line, bool oversized, double t_s) {
+  m_parser.feed_stdout_line(line, oversized, t_s);
+}
+
+void TrialCollector::tail_file(double t_s) {
+  if (!m_file) {
+    m_file = std::fopen(m_metrics_path.c_str(), "rb");
+    if (!m_file) return;
+  }
+  static thread_local std::vector<char> buf(1 << 20);
+  while (true) {
+    std::size_t n = std::fread(buf.data(), 1, buf.size(), m_file);
+    if (n == 0) break;
+    m_file_lines.feed(std::string_view(buf.data(), n), [&](std::string_view line, bool oversized) {
+      m_parser.feed_file_line(line, oversized, t_s);
+    });
+    if (m_pending.size() >= k_flush_rows) flush();
+    if (n < buf.size()) break;
+  }
+  std::clearerr(m_file);  // EOF now is not EOF forever: the workload keeps appending
+}
+
+void TrialCollector::on_tick(double t_s, bool final) {
+  tail_file(t_s);
+  if (final) {
+    m_file_lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
+    flush();
+    return;
+  }
+  if (m_pending.size() >= k_flush_rows || t_s - m_last_flush_t >= k_flush_interval_s) {
+    flush();
+    m_last_flush_t = t_s;
+  }
+}
+
+void TrialCollector::flush() {
+  if (m_pending.empty()) return;
+  if (m_store_status) m_store_status = m_store.append_samples(m_trial_id, m_pending);
+  m_pending.clear();
+}
+
+void TrialCollector::on_new_metric(int id, std::string_view name) {
+  if (static_cast<std::size_t>(id) >= m_series.size()) m_series.resize(static_cast<std::size_t>(id) + 1);
+  auto& s = m_series[static_cast<std::size_t>(id)];
+  s.info = model::MetricInfo::inferred(name);
+  if (!m_store_status) return;
+  auto sid = m_store.metric_id(s.info);
+  if (!sid) {
+    m_store_status = sid.error();
+    return;
+  }
+  s.store_id = *sid;
+}
+
+long long TrialCollector::harness_metric_id(std::string_view name, std::string_view unit) {
+  auto info = model::MetricInfo::inferred(name);
+  info.unit = std::string(unit);
+  info.better = model::Better::Lower;
+  if (!m_store_status) return -1;
+  auto sid = m_store.metric_id(info);
+  if (!sid) {
+    m_store_status = sid.error();
+    return -1;
+  }
+  return *sid;
+}
+
+void TrialCollector::on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) {
+  bool steady = true;
+  if (m_warmup.kind == model::Warmup::Kind::Steps) steady = static_cast<double>(m_steps) >= m_warmup.amount;
+  else if (m_warmup.kind == model::Warmup::Kind::Seconds) steady = t_s >= m_warmup.amount;
+  if (m_steps == 0) m_first_step_arrival = t_s;
+  ++m_steps;
+  for (const auto& [id, v] : values) {
+    auto& s = m_series[static_cast<std::size_t>(id)];
+    if (s.n_total == 0) s.first_value = v;
+    ++s.n_total;
+    if (!std::isfinite(v)) ++s.n_nonfinite;
+    else if (steady) s.steady.push_back(v);
+    if (s.store_id >= 0) m_pending.push_back({s.store_id, step, t_s, v});
+  }
+}
+
+void TrialCollector::on_summary(int metric_id, double value) {
+  auto& s = m_series[static_cast<std::size_t>(metric_id)];
+  s.has_summary = true;
+  s.summary_value = value;
+}
+
+void TrialCollector::on_meta_unit(int metric_id, std::string_view unit) {
+  auto& s = m_series[static_cast<std::size_t>(metric_id)];
+  s.info.unit = std::string(unit);
+  s.meta_changed = true;
+}
+
+void TrialCollector::on_meta_better(int metric_id, model::Better better) {
+  auto& s = m_series[static_cast<std::size_t>(metric_id)];
+  s.info.better = better;
+  s.meta_changed = true;
+}
+
+TrialCollector::Result TrialCollector::finish() {
+  Result r;
+  r.steps = m_steps;
+  r.first_step_arrival_s = m_first_step_arrival;
+  for (auto& s : m_series) {
+    if (s.meta_changed && m_store_status) {
+      auto sid = m_store.metric_id(s.info);
+      if (!sid) m_store_status = sid.error();
+    }
+    if (s.store_id < 0) continue;
+    if (s.has_summary) {
+      model::MetricSummary m;
+      m.metric = s.info.name;
+      m.n_total = m.n_steady = 1;
+      m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.value = s.summary_value;
+      m.is_scalar = true;
+      r.summaries.push_back(m);
+      r.summary_metric_ids.push_back(s.store_id);
+      continue;
+    }
+    if (s.n_total == 0) continue;
+    if (s.n_nonfinite > 0)
+      r.notes.push_back(fmt::format("{} of {} values of {} were NaN or infinite", s.n_nonfinite, s.n_total, s.info.name));
+    if (s.steady.empty()) {
+      if (s.n_nonfinite < s.n_total)
+        r.notes.push_back(fmt::format("warm-up ({}) excluded all {} steps of {}; no steady-state summary",
+                                      m_warmup.str(), s.n_total, s.info.name));
+      continue;
+    }
+    std::sort(s.steady.begin(), s.steady.end());
+    model::MetricSummary m;
+    m.metric = s.info.name;
+    m.n_total = s.n_total;
+    m.n_steady = static_cast<long long>(s.steady.size());
+    m.mean = stats::mean(s.steady);
+    m.median = stats::quantile_sorted(s.steady, 0.5);
+    m.p90 = stats::quantile_sorted(s.steady, 0.9);
+    m.p99 = stats::quantile_sorted(s.steady, 0.99);
+    m.min = s.steady.front();
+    m.max = s.steady.back();
+    m.stddev = stats::stddev(s.steady);
+    // Rates are averaged (work over time); times use the median, robust to stalls.
+    m.value = s.info.better == model::Better::Higher ? m.mean : m.median;
+    r.summaries.push_back(m);
+    r.summary_metric_ids.push_back(s.store_id);
+    std::vector<double>().swap(s.steady);
+  }
+  // First-step (compile) time as its own metric, unless the workload reported it.
+  bool has_first = std::any_of(r.summaries.begin(), r.summaries.end(),
+                               [](const auto& m) { return m.metric == model::harness_metric::first_step_ms; });
+  if (!has_first) {
+    for (const auto& s : m_series)
+      if (s.info.name == "step_time_ms" && s.n_total > 0 && std::isfinite(s.first_value)) {
+        model::MetricSummary m;
+        m.metric = std::string(model::harness_metric::first_step_ms);
+        m.n_total = m.n_steady = 1;
+        m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.value = s.first_value;
+        m.is_scalar = true;
+        long long id = harness_metric_id(m.metric, "ms");
+        if (id >= 0) {
+          r.summaries.push_back(m);
+          r.summary_metric_ids.push_back(id);
+        }
+      }
+  }
+  if (m_parser.malformed_count() > 0) {
+    std::string first;
+    for (const auto& b : m_parser.malformed()) {
+      if (!first.empty()) break;
+      first = fmt::format("{} line {}: {} ({})", metrics::to_string(b.source), b.line_no, b.reason, b.excerpt);
+    }
+    r.notes.push_back(fmt::format("{} malformed metric line(s) skipped; first: {}", m_parser.malformed_count(), first));
+  }
+  return r;
+}
+
+}  // namespace perfgate::runner

@@ -1,0 +1,86 @@
+#pragma once
+// Gathers what one trial reports: reads the metric protocol from stdout
+// lines and the tailed metrics file, streams raw samples to the store in
+// batches (memory stays bounded by the per-metric steady values the summary
+// needs), and builds the per-trial summaries when the trial ends.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "harness/exec/launcher.hpp"
+#include "harness/metrics/protocol.hpp"
+#include "harness/model/suite.hpp"
+#include "harness/model/trial.hpp"
+#include "harness/store/store.hpp"
+#include "harness/util/line_splitter.hpp"
+
+namespace perfgate::runner {
+
+class TrialCollector final : public exec::TrialObserver, public metrics::ProtocolSink {
+ public:
+  static constexpr std::size_t k_flush_rows = 50'000;
+  static constexpr double k_flush_interval_s = 2.0;
+
+  TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup);
+  ~TrialCollector() override;
+
+  // exec::TrialObserver
+  void on_stdout_line(std::string_view line, bool oversized, double t_s) override;
+  void on_tick(double t_s, bool final) override;
+
+  // metrics::ProtocolSink
+  void on_new_metric(int id, std::string_view name) override;
+  void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) override;
+  void on_summary(int metric_id, double value) override;
+  void on_meta_unit(int metric_id, std::string_view unit) override;
+  void on_meta_better(int metric_id, model::Better better) override;
+
+  // After the launch: summaries of every step metric and summary record, plus
+  // notes (warm-up ate everything, non-finite values, malformed lines).
+  struct Result {
+    std::vector<model::MetricSummary> summaries;
+    std::vector<long long> summary_metric_ids;
+    std::vector<std::string> notes;
+    long long steps = 0;
+    double first_step_arrival_s = -1;  // seconds from launch to the first step record
+  };
+  Result finish();
+
+  // The first store error, if any; later writes are skipped once one happens.
+  const Status& store_status() const { return m_store_status; }
+  const metrics::ProtocolParser& parser() const { return m_parser; }
+  // Registers a harness-side metric (wall time, RSS) and returns its store id.
+  long long harness_metric_id(std::string_view name, std::string_view unit);
+
+ private:
+  struct Series {
+    model::MetricInfo info;
+    long long store_id = -1;
+    long long n_total = 0;
+    long long n_nonfinite = 0;
+    double first_value = 0;
+    bool meta_changed = false;
+    bool has_summary = false;
+    double summary_value = 0;
+    std::vector<double> steady;
+  };
+  void tail_file(double t_s);
+  void flush();
+
+  store::Store& m_store;
+  long long m_trial_id;
+  std::string m_metrics_path;
+  model::Warmup m_warmup;
+  metrics::ProtocolParser m_parser;
+  util::LineSplitter m_file_lines;
+  std::FILE* m_file = nullptr;
+  std::vector<Series> m_series;  // indexed by parser metric id
+  std::vector<store::SampleRow> m_pending;
+  double m_last_flush_t = 0;
+  long long m_steps = 0;
+  double m_first_step_arrival = -1;
+  Status m_store_status = Ok{};
+};
+
+}  // namespace perfgate::runner

@@ -1,0 +1,138 @@
+#include "harness/runner/fingerprint.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <sys/utsname.h>
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/exec/capture.hpp"
+#include "harness/util/strings.hpp"
+
+namespace perfgate::runner {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The value of the first "key : value" line whose key matches, from files like /proc/cpuinfo.
+std::string field(const std::string& text, std::string_view key, char sep = ':') {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto pos = line.find(sep);
+    if (pos == std::string::npos) continue;
+    if (util::trim(std::string_view(line).substr(0, pos)) == key)
+      return std::string(util::trim(std::string_view(line).substr(pos + 1)));
+  }
+  return {};
+}
+
+// FNV-1a: a stable, dependency-free digest; collisions are not a security matter here.
+std::string fnv1a_hex(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string hostname_class(const std::string& host) {
+  std::string h = host.substr(0, host.find('.'));
+  while (!h.empty() && (std::isdigit(static_cast<unsigned char>(h.back())) || h.back() == '-' || h.back() == '_'))
+    h.pop_back();
+  return h.empty() ? host : h;
+}
+
+Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
+  nlohmann::json comparable, context;
+  auto cpuinfo = read_text("/proc/cpuinfo");
+  std::string model = field(cpuinfo, "model name");
+  if (model.empty()) model = field(cpuinfo, "CPU part");  // aarch64 (Kunpeng) reports parts, not names
+  comparable["cpu_model"] = model;
+  comparable["cpu_cores"] = std::thread::hardware_concurrency();
+  comparable["arch"] = [] {
+    utsname u{};
+    ::uname(&u);
+    return std::string(u.machine);
+  }();
+  auto kb = std::atof(field(read_text("/proc/meminfo"), "MemTotal").c_str());
+  comparable["memory_gib"] = std::round(kb / (1024.0 * 1024.0));
+  context["os"] = [] {
+    auto rel = read_text("/etc/os-release");
+    std::istringstream in(rel);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.starts_with("PRETTY_NAME=")) {
+        auto v = line.substr(12);
+        if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+        return v;
+      }
+    return std::string("unknown");
+  }();
+  utsname u{};
+  ::uname(&u);
+  context["kernel"] = u.release;
+  auto host = hostname();
+  context["hostname"] = host;
+  comparable["hostname_class"] = hostname_class(host);
+
+  // Ascend: driver and CANN versions from their install files, chips from npu-smi.
+  auto drv = read_text("/usr/local/Ascend/driver/version.info");
+  if (!drv.empty()) comparable["ascend_driver"] = field(drv, "Version", '=');
+  for (const char* p : {"/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info",
+                        "/usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/ascend_toolkit_install.info"}) {
+    auto info = read_text(p);
+    if (!info.empty()) {
+      comparable["cann"] = field(info, "version", '=');
+      break;
+    }
+  }
+  if (auto out = exec::capture_output({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, 5)) {
+    nlohmann::json gpus = nlohmann::json::array();
+    std::istringstream in(*out);
+    std::string line;
+    while (std::getline(in, line))
+      if (!util::trim(line).empty()) gpus.push_back(std::string(util::trim(line)));
+    comparable["gpus"] = gpus;
+  }
+  if (auto out = exec::capture_output({"npu-smi", "info", "-l"}, 5)) {
+    auto count = field(*out, "Total Count");
+    if (!count.empty()) comparable["npu_count"] = count;
+  }
+  if (opts.probe_python) {
+    if (auto out = exec::capture_output(
+            {"python3", "-c",
+             "import importlib.util as u, sys\n"
+             "print('python', sys.version.split()[0])\n"
+             "if u.find_spec('torch'):\n import torch; print('torch', torch.__version__)\n"
+             "if u.find_spec('torch_npu'):\n import torch_npu; print('torch_npu', torch_npu.__version__)\n"},
+            30)) {
+      std::istringstream in(*out);
+      std::string name, version;
+      while (in >> name >> version) comparable[name] = version;
+    }
+  }
+  nlohmann::json all = comparable;
+  for (auto it = context.begin(); it != context.end(); ++it) all[it.key()] = it.value();
+  return {all.dump(), fnv1a_hex(comparable.dump())};
+}
+
+}  // namespace perfgate::runner

@@ -1,0 +1,26 @@
+#pragma once
+// The machine fingerprint stored with every run: what must match for two
+// runs' numbers to be comparable (CPU, memory, accelerators and their
+// software stack), plus context that need not match (hostname, kernel).
+
+#include <string>
+#include <vector>
+
+namespace perfgate::runner {
+
+struct Fingerprint {
+  std::string json;  // every field, for reports
+  std::string hash;  // of the comparable fields only
+};
+
+struct FingerprintOptions {
+  bool probe_python = false;  // ask python3 for torch / torch_npu versions (takes about a second)
+};
+
+Fingerprint machine_fingerprint(const FingerprintOptions& opts);
+
+// "node-a-017.cluster" -> "node-a": hosts of one pool share a class.
+std::string hostname_class(const std::string& hostname);
+std::string hostname();
+
+}  // namespace perfgate::runner

@@ -1,0 +1,322 @@
+#include "harness/runner/runner.hpp"
+
+#include <filesystem>
+#include <ostream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/exec/capture.hpp"
+#include "harness/runner/collector.hpp"
+#include "harness/runner/fingerprint.hpp"
+#include "harness/suite/placeholders.hpp"
+#include "harness/util/interrupt.hpp"
+#include "harness/util/strings.hpp"
+#include "harness/util/time.hpp"
+#include "harness/util/units.hpp"
+
+extern char** environ;
+
+namespace perfgate::runner {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::string> inherited_env() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+// Runtime knobs that change performance and belong with the numbers.
+const std::vector<std::string> k_recorded_env = {
+    "TASK_QUEUE_ENABLE", "CPU_AFFINITY_CONF", "PYTORCH_NPU_ALLOC_CONF", "HCCL_BUFFSIZE", "HCCL_CONNECT_TIMEOUT",
+    "HCCL_EXEC_TIMEOUT", "HCCL_OP_EXPANSION_MODE", "ASCEND_LAUNCH_BLOCKING", "ASCEND_RT_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF"};
+
+std::string safe_name(std::string_view s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return out.substr(0, 60);
+}
+
+std::string describe_failure(const exec::LaunchResult& r) {
+  std::string why;
+  switch (r.outcome) {
+    case exec::Outcome::Exited: why = fmt::format("exited with code {}", r.exit_code); break;
+    case exec::Outcome::Signaled: why = fmt::format("killed by signal {} ({})", r.signal, strsignal(r.signal)); break;
+    case exec::Outcome::TimedOut:
+    case exec::Outcome::Interrupted:
+    case exec::Outcome::FailedToStart: why = r.error; break;
+  }
+  if (!r.stderr_tail.empty()) why += "; last lines of stderr:\n" + r.stderr_tail;
+  return why;
+}
+
+struct GitInfo {
+  std::string commit, branch;
+};
+
+GitInfo git_info(const std::string& dir) {
+  GitInfo g;
+  if (auto out = exec::capture_output({"git", "-C", dir, "rev-parse", "HEAD"}, 5)) g.commit = std::string(util::trim(*out));
+  if (auto out = exec::capture_output({"git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD"}, 5))
+    g.branch = std::string(util::trim(*out));
+  return g;
+}
+
+// The headline number of a trial for the progress line.
+std::string headline(const model::TrialRecord& t, const std::string& primary) {
+  for (const auto& m : t.summaries)
+    if (m.metric == primary) return fmt::format("{} {}", primary, util::format_value(m.value));
+  return "";
+}
+
+}  // namespace
+
+std::string plan_json(const model::Plan& plan) {
+  nlohmann::json j;
+  j["seed"] = plan.seed;
+  j["order"] = plan.order;
+  j["cases"] = nlohmann::json::array();
+  for (const auto& c : plan.cases)
+    j["cases"].push_back({{"workload", c.workload}, {"params", nlohmann::json::parse(c.params_json)}});
+  j["trials"] = nlohmann::json::array();
+  for (const auto& t : plan.trials) j["trials"].push_back({t.case_index, t.repeat});
+  return j.dump();
+}
+
+std::string recorded_env_json(const model::Suite& suite) {
+  nlohmann::json j = nlohmann::json::object();
+  auto env = inherited_env();
+  for (const auto& k : k_recorded_env)
+    if (auto it = env.find(k); it != env.end()) j[k] = util::looks_secret(k) ? "<redacted>" : it->second;
+  for (const auto& w : suite.workloads)
+    for (const auto& [k, v] : w.env) j[k] = util::looks_secret(k) ? "<redacted>" : v;
+  return j.dump();
+}
+
+Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                              exec::Launcher& launcher, const RunOptions& opts) {
+  auto say = [&](const std::string& line) {
+    if (opts.progress) *opts.progress << line << std::endl;
+  };
+  // A perfgate killed earlier on this host left its runs "running"; close them.
+  if (auto closed = st.close_abandoned_runs(hostname()); !closed) return closed.error();
+  else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
+
+  bool wants_python = false;
+  for (const auto& w : suite.workloads)
+    if (!w.command.empty() && fs::path(w.command[0]).filename().string().starts_with("python")) wants_python = true;
+  auto fp = machine_fingerprint({opts.probe_python && wants_python});
+
+  store::RunRecord rec;
+  rec.suite = suite.name;
+  rec.suite_path = suite.path;
+  rec.description = suite.description;
+  rec.started_at = util::unix_now_s();
+  rec.status = model::RunStatus::Running;
+  rec.host = hostname();
+  rec.pid = ::getpid();
+  rec.fingerprint_json = fp.json;
+  rec.fingerprint_hash = fp.hash;
+  rec.tags = opts.tags;
+  rec.seed = plan.seed;
+  rec.argv = opts.command_line;
+  rec.env_json = recorded_env_json(suite);
+  rec.perfgate_version = PERFGATE_VERSION;
+  rec.git_commit = opts.commit;
+  rec.git_branch = opts.branch;
+  if (rec.git_commit.empty() || rec.git_branch.empty()) {
+    auto g = git_info(suite.dir);
+    if (rec.git_commit.empty()) rec.git_commit = g.commit;
+    if (rec.git_branch.empty()) rec.git_branch = g.branch;
+  }
+  auto run_id = st.begin_run(rec);
+  if (!run_id) return run_id.error();
+  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / std::to_string(*run_id));
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
+  if (auto s = st.update_run_plan(*run_id, plan_json(plan), run_dir.string()); !s) return s.error();
+
+  RunOutcome out;
+  out.run_id = *run_id;
+  out.trials_total = static_cast<int>(plan.trials.size());
+  say(fmt::format("run {}: suite {}, {} configuration(s) x repeats = {} trial(s), seed {}", *run_id, suite.name,
+                  plan.cases.size(), plan.trials.size(), plan.seed));
+
+  std::vector<long long> config_ids(plan.cases.size(), 0);
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    auto id = st.config_id(plan.cases[i].workload, plan.cases[i].params_json);
+    if (!id) return id.error();
+    config_ids[i] = *id;
+  }
+  const auto base_env = inherited_env();
+  bool interrupted = false;
+  Status store_failure = Ok{};
+
+  for (const auto& pt : plan.trials) {
+    if (util::interrupt_count() > 0) {
+      interrupted = true;
+      break;
+    }
+    const model::Case& c = plan.cases[pt.case_index];
+    const model::Workload& w = suite.workloads[c.workload_index];
+    fs::path trial_dir = run_dir / fmt::format("{:04}-{}-r{}", pt.seq + 1, safe_name(w.name), pt.repeat + 1);
+    fs::create_directories(trial_dir, ec);
+    std::string metrics_path = (trial_dir / "metrics.jsonl").string();
+    { std::FILE* f = std::fopen(metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
+
+    model::TrialRecord trial;
+    trial.run_id = *run_id;
+    trial.config_id = config_ids[pt.case_index];
+    trial.repeat = pt.repeat;
+    trial.seq = pt.seq;
+    trial.started_at = util::unix_now_s();
+    trial.log_dir = trial_dir.string();
+    auto trial_id = st.begin_trial(trial);
+    if (!trial_id) {
+      store_failure = trial_id.error();
+      break;
+    }
+    trial.id = *trial_id;
+
+    auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+      if (auto it = c.params.find(std::string(name)); it != c.params.end()) return it->second.text;
+      if (name == "repeat") return std::to_string(pt.repeat);
+      if (name == "trial_dir") return trial_dir.string();
+      if (name == "metrics_file") return metrics_path;
+      if (name == "run_id") return std::to_string(*run_id);
+      if (name == "suite_dir") return suite.dir;
+      return std::nullopt;
+    };
+    exec::LaunchSpec spec;
+    spec.shell = w.shell;
+    spec.cwd = w.cwd;
+    spec.stdout_path = (trial_dir / "stdout.log").string();
+    spec.stderr_path = (trial_dir / "stderr.log").string();
+    spec.log_limit_bytes = w.log_limit_bytes;
+    spec.timeout_s = w.timeout_s;
+    spec.kill_grace_s = w.kill_grace_s;
+    std::string subst_error;
+    for (const auto& a : w.command) {
+      auto s = suite::substitute(a, lookup);
+      if (!s) subst_error = s.error().message;
+      else spec.argv.push_back(*s);
+    }
+    spec.env = base_env;
+    for (const auto& [k, v] : w.env) {
+      auto s = suite::substitute(v, lookup);
+      if (!s) subst_error = s.error().message;
+      else spec.env[k] = *s;
+    }
+    for (const auto& [k, v] : c.params) spec.env["PERFGATE_PARAM_" + util::to_upper_identifier(k)] = v.text;
+    spec.env["PERFGATE_PARAMS"] = c.params_json;
+    spec.env["PERFGATE_METRICS"] = metrics_path;
+    spec.env["PERFGATE_TRIAL_DIR"] = trial_dir.string();
+    spec.env["PERFGATE_RUN_ID"] = std::to_string(*run_id);
+    spec.env["PERFGATE_REPEAT"] = std::to_string(pt.repeat);
+    spec.env["PERFGATE_WORKLOAD"] = w.name;
+
+    TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    exec::LaunchResult lr;
+    if (!subst_error.empty()) {
+      lr.outcome = exec::Outcome::FailedToStart;
+      lr.error = subst_error;  // validated at load; only reachable through a bug
+    } else {
+      lr = launcher.launch(spec, collector);
+    }
+    if (lr.outcome == exec::Outcome::FailedToStart) collector.on_tick(0, true);
+    auto res = collector.finish();
+
+    trial.wall_s = lr.wall_s;
+    trial.cpu_s = lr.cpu_s;
+    trial.peak_rss_mb = lr.peak_rss_mb;
+    trial.exit_code = lr.exit_code;
+    trial.signal = lr.signal;
+    trial.steps = res.steps;
+    trial.malformed_lines = collector.parser().malformed_count();
+    switch (lr.outcome) {
+      case exec::Outcome::Exited: trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed; break;
+      case exec::Outcome::Signaled:
+      case exec::Outcome::FailedToStart: trial.status = model::TrialStatus::Failed; break;
+      case exec::Outcome::TimedOut: trial.status = model::TrialStatus::TimedOut; break;
+      case exec::Outcome::Interrupted: trial.status = model::TrialStatus::Interrupted; break;
+    }
+    if (trial.status != model::TrialStatus::Ok) trial.error = describe_failure(lr);
+    std::vector<std::string> notes = res.notes;
+    if (lr.stdout_truncated)
+      notes.push_back(fmt::format("stdout was {} and was cut to {} in the log", util::format_bytes(lr.stdout_bytes),
+                                  util::format_bytes(w.log_limit_bytes)));
+    if (lr.stderr_truncated)
+      notes.push_back(fmt::format("stderr was {} and was cut to {} in the log", util::format_bytes(lr.stderr_bytes),
+                                  util::format_bytes(w.log_limit_bytes)));
+    if (lr.leftover_processes > 0)
+      notes.push_back(fmt::format("{} process(es) of the workload outlived it and were killed", lr.leftover_processes));
+    if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.summaries.empty())
+      notes.push_back("reported no metrics: write JSON lines to $PERFGATE_METRICS or print 'PERFGATE {...}' lines");
+    trial.notes = util::join(notes, "; ");
+
+    if (lr.outcome != exec::Outcome::FailedToStart) {
+      auto add_scalar = [&](std::string_view name, std::string_view unit, double v) {
+        long long id = collector.harness_metric_id(name, unit);
+        if (id < 0) return;
+        model::MetricSummary m;
+        m.metric = std::string(name);
+        m.n_total = m.n_steady = 1;
+        m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.value = v;
+        m.is_scalar = true;
+        res.summaries.push_back(m);
+        res.summary_metric_ids.push_back(id);
+      };
+      add_scalar(model::harness_metric::wall_time_s, "s", lr.wall_s);
+      add_scalar(model::harness_metric::cpu_time_s, "s", lr.cpu_s);
+      add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
+      if (res.first_step_arrival_s >= 0) add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
+    }
+    trial.summaries = std::move(res.summaries);
+    if (!collector.store_status()) {
+      store_failure = collector.store_status();
+      break;
+    }
+    if (auto s = st.finish_trial(trial, res.summary_metric_ids); !s) {
+      store_failure = s.error();
+      break;
+    }
+
+    std::string where = fmt::format("[{}/{}] {} (repeat {})", pt.seq + 1, plan.trials.size(), c.label, pt.repeat + 1);
+    if (trial.status == model::TrialStatus::Ok) {
+      ++out.trials_ok;
+      std::string extra = trial.notes.empty() ? "" : "  note: " + trial.notes;
+      say(fmt::format("{}  ok  {}  {}{}", where, util::format_duration(lr.wall_s), headline(trial, w.metrics.primary), extra));
+    } else {
+      ++out.trials_failed;
+      say(fmt::format("{}  {}  {}", where, model::to_string(trial.status), trial.error));
+    }
+    if (lr.outcome == exec::Outcome::Interrupted) {
+      interrupted = true;
+      break;
+    }
+  }
+
+  out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
+  if (!store_failure) {
+    // Try to leave the run in a truthful state; the store may be what failed.
+    (void)st.finish_run(*run_id, model::RunStatus::Interrupted, util::unix_now_s());
+    return Error::harness(fmt::format("run {}: stopped because the results database failed: {}", *run_id,
+                                      store_failure.error().message));
+  }
+  if (interrupted) out.status = model::RunStatus::Interrupted;
+  else if (out.trials_ok == 0) out.status = model::RunStatus::Failed;
+  else out.status = model::RunStatus::Completed;
+  if (auto s = st.finish_run(*run_id, out.status, util::unix_now_s()); !s) return s.error();
+  return out;
+}
+
+}  // namespace perfgate::runner

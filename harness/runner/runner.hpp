@@ -1,0 +1,50 @@
+#pragma once
+// Runs a plan: one process per trial, in plan order, everything recorded in
+// the store as it finishes. Stops cleanly on Ctrl-C / SIGTERM (the running
+// trial's process group is ended, the run is marked interrupted, finished
+// trials stay).
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "harness/exec/launcher.hpp"
+#include "harness/model/plan.hpp"
+#include "harness/model/suite.hpp"
+#include "harness/model/trial.hpp"
+#include "harness/store/store.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::runner {
+
+struct RunOptions {
+  std::vector<std::string> tags;
+  std::string commit;            // empty: read from git where the suite lives
+  std::string branch;
+  std::string artifacts_root;    // logs go to <root>/runs/<run id>/
+  std::string command_line;      // how perfgate was invoked, for the record
+  bool probe_python = true;      // record torch / torch_npu versions in the fingerprint
+  std::ostream* progress = nullptr;  // one line per trial; nullptr for silence
+};
+
+struct RunOutcome {
+  long long run_id = 0;
+  model::RunStatus status = model::RunStatus::Running;
+  int trials_total = 0;
+  int trials_ok = 0;
+  int trials_failed = 0;
+  int trials_not_run = 0;
+};
+
+Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& store,
+                              exec::Launcher& launcher, const RunOptions& opts);
+
+// The plan as JSON (seed, order, cases, trial order), as stored with the run.
+std::string plan_json(const model::Plan& plan);
+
+// Environment variables worth recording with every run (Ascend runtime knobs,
+// thread counts), read from perfgate's own environment; secrets redacted.
+std::string recorded_env_json(const model::Suite& suite);
+
+}  // namespace perfgate::runner

@@ -1,0 +1,80 @@
+#include "harness/stats/descriptive.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/math/distributions/binomial.hpp>
+
+namespace perfgate::stats {
+
+double mean(std::span<const double> x) {
+  if (x.empty()) return 0;
+  // Kahan-compensated: step series run to millions of values.
+  double sum = 0, c = 0;
+  for (double v : x) {
+    double y = v - c;
+    double t = sum + y;
+    c = (t - sum) - y;
+    sum = t;
+  }
+  return sum / static_cast<double>(x.size());
+}
+
+double stddev(std::span<const double> x) {
+  if (x.size() < 2) return 0;
+  // Welford's update: stable for long series with a large mean.
+  double m = 0, s = 0;
+  std::size_t n = 0;
+  for (double v : x) {
+    ++n;
+    double d = v - m;
+    m += d / static_cast<double>(n);
+    s += d * (v - m);
+  }
+  return std::sqrt(s / static_cast<double>(n - 1));
+}
+
+double cv(std::span<const double> x) {
+  double m = mean(x);
+  if (x.size() < 2 || m == 0) return 0;
+  return stddev(x) / std::fabs(m);
+}
+
+double quantile_sorted(std::span<const double> s, double p) {
+  if (s.empty()) return 0;
+  p = std::clamp(p, 0.0, 1.0);
+  double h = (static_cast<double>(s.size()) - 1) * p;
+  auto lo = static_cast<std::size_t>(std::floor(h));
+  std::size_t hi = std::min(lo + 1, s.size() - 1);
+  return s[lo] + (h - static_cast<double>(lo)) * (s[hi] - s[lo]);
+}
+
+double quantile(std::span<const double> x, double p) {
+  std::vector<double> s(x.begin(), x.end());
+  std::sort(s.begin(), s.end());
+  return quantile_sorted(s, p);
+}
+
+double median(std::span<const double> x) { return quantile(x, 0.5); }
+
+MedianInterval median_ci(std::span<const double> x, double level) {
+  MedianInterval r;
+  if (x.empty()) return r;
+  std::vector<double> s(x.begin(), x.end());
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  boost::math::binomial_distribution<double> b(static_cast<double>(n), 0.5);
+  std::size_t best_k = 0;
+  for (std::size_t k = 1; k <= n / 2; ++k) {
+    double coverage = 1 - 2 * boost::math::cdf(b, static_cast<double>(k - 1));
+    if (coverage >= level) best_k = k;
+    else break;
+  }
+  std::size_t k = best_k == 0 ? 1 : best_k;
+  r.low = s[k - 1];
+  r.high = s[n - k];
+  r.coverage = n == 1 ? 0 : 1 - 2 * boost::math::cdf(b, static_cast<double>(k - 1));
+  return r;
+}
+
+}  // namespace perfgate::stats

@@ -1,0 +1,32 @@
+#pragma once
+// Descriptive statistics over spans of doubles. Pure functions; NaN inputs
+// are the caller's business (filter them first). Degenerate cases are
+// documented per function rather than signalled.
+
+#include <span>
+#include <vector>
+
+namespace perfgate::stats {
+
+double mean(std::span<const double> x);      // 0 for empty
+double stddev(std::span<const double> x);    // sample (n-1) standard deviation; 0 for n < 2
+double cv(std::span<const double> x);        // stddev / |mean|; 0 for n < 2 or mean 0
+// Quantile by linear interpolation between order statistics (Hyndman & Fan
+// type 7, the default of R and NumPy). p in [0, 1]. 0 for empty.
+double quantile(std::span<const double> x, double p);
+double median(std::span<const double> x);
+// Same on data the caller has already sorted ascending (no copy).
+double quantile_sorted(std::span<const double> sorted, double p);
+
+// Distribution-free confidence interval of the median from order statistics:
+// [x_(k), x_(n-k+1)] with the largest k whose coverage 1 - 2 P(B <= k-1),
+// B ~ Binomial(n, 1/2), is at least `level`. When n is too small for the level
+// (n < 6 at 95 %), the interval is [min, max] and `coverage` says what it
+// really is (n = 5: 93.75 %). See Conover, Practical Nonparametric Statistics, 3.2.
+struct MedianInterval {
+  double low = 0, high = 0;
+  double coverage = 0;  // achieved confidence
+};
+MedianInterval median_ci(std::span<const double> x, double level = 0.95);
+
+}  // namespace perfgate::stats

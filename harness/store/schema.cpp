@@ -1,0 +1,138 @@
+#include "harness/store/schema.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace perfgate::store {
+namespace {
+
+// migrations[i] takes the schema from version i to i + 1. Append only.
+constexpr std::array<const char*, k_schema_version> k_migrations = {
+    R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  suite TEXT NOT NULL,
+  suite_path TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT '',
+  started_at REAL NOT NULL,          -- unix seconds
+  ended_at REAL NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,              -- running | completed | interrupted | failed
+  host TEXT NOT NULL DEFAULT '',
+  pid INTEGER NOT NULL DEFAULT 0,
+  fingerprint TEXT NOT NULL DEFAULT '{}',
+  fingerprint_hash TEXT NOT NULL DEFAULT '',
+  git_commit TEXT NOT NULL DEFAULT '',
+  git_branch TEXT NOT NULL DEFAULT '',
+  seed INTEGER NOT NULL DEFAULT 0,
+  argv TEXT NOT NULL DEFAULT '',
+  env TEXT NOT NULL DEFAULT '{}',
+  plan TEXT NOT NULL DEFAULT '{}',
+  artifacts_dir TEXT NOT NULL DEFAULT '',
+  perfgate_version TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_suite ON runs(suite, id);
+CREATE TABLE run_tags(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  tag TEXT NOT NULL,
+  PRIMARY KEY(run_id, tag)
+);
+CREATE INDEX run_tags_tag ON run_tags(tag, run_id);
+CREATE TABLE configs(
+  id INTEGER PRIMARY KEY,
+  workload TEXT NOT NULL,
+  params TEXT NOT NULL,              -- canonical JSON, sorted keys
+  UNIQUE(workload, params)
+);
+CREATE TABLE metrics(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  unit TEXT NOT NULL DEFAULT '',
+  better TEXT NOT NULL DEFAULT 'lower'
+);
+CREATE TABLE trials(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  repeat INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  status TEXT NOT NULL,              -- running | ok | failed | timed_out | interrupted
+  exit_code INTEGER NOT NULL DEFAULT -1,
+  signal INTEGER NOT NULL DEFAULT 0,
+  error TEXT NOT NULL DEFAULT '',
+  started_at REAL NOT NULL,
+  wall_s REAL NOT NULL DEFAULT 0,
+  cpu_s REAL NOT NULL DEFAULT 0,
+  peak_rss_mb REAL NOT NULL DEFAULT 0,
+  steps INTEGER NOT NULL DEFAULT 0,
+  malformed_lines INTEGER NOT NULL DEFAULT 0,
+  notes TEXT NOT NULL DEFAULT '',
+  log_dir TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX trials_run ON trials(run_id, seq);
+CREATE INDEX trials_config ON trials(config_id);
+-- Raw step samples. value NULL stands for NaN (SQLite stores no NaN).
+CREATE TABLE samples(
+  trial_id INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  t_s REAL NOT NULL,                 -- seconds since the trial started
+  value REAL
+);
+CREATE INDEX samples_trial_metric ON samples(trial_id, metric_id);
+CREATE TABLE trial_summaries(
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  n_total INTEGER NOT NULL,
+  n_steady INTEGER NOT NULL,
+  mean REAL, median REAL, p90 REAL, p99 REAL, min REAL, max REAL, stddev REAL,
+  value REAL,                        -- the per-trial number compared across trials
+  is_scalar INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(trial_id, metric_id)
+);
+)sql",
+};
+
+int user_version(sqlite3* db) {
+  sqlite3_stmt* s = nullptr;
+  int v = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    v = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+}  // namespace
+
+Status migrate(sqlite3* db, int application_id) {
+  int v = user_version(db);
+  if (v < 0) return Error::harness(fmt::format("cannot read the schema version: {}", sqlite3_errmsg(db)));
+  if (v > k_schema_version)
+    return Error::harness(fmt::format("database schema version {} is newer than this perfgate understands ({}); "
+                                      "use a newer perfgate",
+                                      v, k_schema_version));
+  while (v < k_schema_version) {
+    // BEGIN IMMEDIATE takes the write lock first, so two perfgates cannot both migrate.
+    std::string sql = fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; PRAGMA application_id = {}; COMMIT;",
+                                  k_migrations[static_cast<std::size_t>(v)], v + 1, application_id);
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    std::string msg = err ? err : "";
+    sqlite3_free(err);
+    if (rc != SQLITE_OK) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      // Someone else may have migrated meanwhile.
+      if (user_version(db) > v) {
+        v = user_version(db);
+        continue;
+      }
+      if (rc == SQLITE_BUSY) return Error::harness(fmt::format("database is locked by another process; could not migrate the schema: {}", msg));
+      return Error::harness(fmt::format("migrating the schema from version {} failed: {}", v, msg));
+    }
+    ++v;
+  }
+  return Ok{};
+}
+
+}  // namespace perfgate::store

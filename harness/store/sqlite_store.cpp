@@ -1,0 +1,544 @@
+// SQLite implementation of Store: the only file that includes sqlite3.h.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <filesystem>
+#include <fstream>
+#include <signal.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "harness/store/schema.hpp"
+#include "harness/store/store.hpp"
+
+namespace perfgate::store {
+namespace fs = std::filesystem;
+
+namespace {
+
+// 'PGAT': marks a file as a perfgate database (PRAGMA application_id).
+constexpr int k_application_id = 0x50474154;
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr); }
+  ~Stmt() { sqlite3_finalize(m_stmt); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  bool ok() const { return m_rc == SQLITE_OK; }
+  Stmt& bind(int i, long long v) { sqlite3_bind_int64(m_stmt, i, v); return *this; }
+  Stmt& bind(int i, int v) { sqlite3_bind_int64(m_stmt, i, v); return *this; }
+  Stmt& bind(int i, double v) { sqlite3_bind_double(m_stmt, i, v); return *this; }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind_null(int i) { sqlite3_bind_null(m_stmt, i); return *this; }
+  int step() { return sqlite3_step(m_stmt); }
+  void reset() {
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+  }
+  long long i64(int c) const { return sqlite3_column_int64(m_stmt, c); }
+  double f64(int c) const { return sqlite3_column_double(m_stmt, c); }
+  bool is_null(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
+  std::string text(int c) const {
+    auto p = sqlite3_column_text(m_stmt, c);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, c)))
+             : std::string{};
+  }
+
+ private:
+  sqlite3_stmt* m_stmt = nullptr;
+  int m_rc = SQLITE_ERROR;
+};
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* db, std::string path, double busy_s) : m_db(db), m_path(std::move(path)), m_busy_s(busy_s) {}
+  ~SqliteStore() override { sqlite3_close_v2(m_db); }
+
+  Status init();
+
+  Expected<long long> begin_run(const RunRecord& r) override;
+  Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) override;
+  Status finish_run(long long run_id, model::RunStatus status, double ended_at) override;
+  Expected<long long> config_id(const std::string& workload, const std::string& params_json) override;
+  Expected<long long> metric_id(const model::MetricInfo& info) override;
+  Expected<long long> begin_trial(const model::TrialRecord& t) override;
+  Status append_samples(long long trial_id, std::span<const SampleRow> rows) override;
+  Status finish_trial(const model::TrialRecord& t, std::span<const long long> summary_metric_ids) override;
+  Expected<std::vector<RunListRow>> list_runs(int limit, const std::string& suite) override;
+  Expected<long long> resolve_run(const std::string& selector) override;
+  Expected<RunData> load_run(long long run_id) override;
+  Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) override;
+  Expected<int> close_abandoned_runs(const std::string& host) override;
+
+ private:
+  Error fail(int rc, const std::string& doing) const {
+    std::string msg = sqlite3_errmsg(m_db);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+      return Error::harness(fmt::format("{}: database is locked by another process (waited {:.0f} s) while {}; "
+                                        "try again when the other perfgate finishes, or raise --db-timeout",
+                                        m_path, m_busy_s, doing));
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+      return Error::harness(fmt::format("{}: database is damaged ({}) while {}; check it with: sqlite3 {} 'PRAGMA integrity_check'",
+                                        m_path, msg, doing, m_path));
+    return Error::harness(fmt::format("{}: database error while {}: {}", m_path, doing, msg));
+  }
+  Status exec(const char* sql, const std::string& doing) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(m_db, sql, nullptr, nullptr, &err);
+    sqlite3_free(err);
+    if (rc != SQLITE_OK) return fail(rc, doing);
+    return Ok{};
+  }
+  // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if it fails.
+  template <typename Fn>
+  Status transaction(const std::string& doing, Fn&& fn) {
+    if (auto st = exec("BEGIN IMMEDIATE", doing); !st) return st;
+    Status st = fn();
+    if (!st) {
+      (void)exec("ROLLBACK", doing);  // the first error is the one to report
+      return st;
+    }
+    return exec("COMMIT", doing);
+  }
+  Expected<std::vector<std::string>> tags_of(long long run_id);
+  RunRecord read_run(Stmt& s);
+
+  sqlite3* m_db;
+  std::string m_path;
+  double m_busy_s;
+  std::unique_ptr<Stmt> m_insert_sample;
+};
+
+constexpr const char* k_run_columns =
+    "id, suite, suite_path, description, started_at, ended_at, status, host, pid, fingerprint, fingerprint_hash, "
+    "git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version";
+
+RunRecord SqliteStore::read_run(Stmt& s) {
+  RunRecord r;
+  r.id = s.i64(0);
+  r.suite = s.text(1);
+  r.suite_path = s.text(2);
+  r.description = s.text(3);
+  r.started_at = s.f64(4);
+  r.ended_at = s.f64(5);
+  r.status = model::run_status_from(s.text(6));
+  r.host = s.text(7);
+  r.pid = s.i64(8);
+  r.fingerprint_json = s.text(9);
+  r.fingerprint_hash = s.text(10);
+  r.git_commit = s.text(11);
+  r.git_branch = s.text(12);
+  r.seed = static_cast<std::uint64_t>(s.i64(13));
+  r.argv = s.text(14);
+  r.env_json = s.text(15);
+  r.plan_json = s.text(16);
+  r.artifacts_dir = s.text(17);
+  r.perfgate_version = s.text(18);
+  return r;
+}
+
+Status SqliteStore::init() {
+  sqlite3_busy_timeout(m_db, static_cast<int>(m_busy_s * 1000));
+  // Is this ours, new, or someone else's?
+  {
+    Stmt s(m_db, "PRAGMA application_id");
+    if (!s.ok()) return fail(sqlite3_errcode(m_db), "reading the file header");
+    int rc = s.step();
+    if (rc != SQLITE_ROW) return fail(rc, "reading the file header");
+    long long app = s.i64(0);
+    if (app != k_application_id) {
+      Stmt t(m_db, "SELECT group_concat(name, ', ') FROM sqlite_master WHERE type = 'table'");
+      int trc = t.step();
+      if (trc != SQLITE_ROW) return fail(trc, "listing tables");
+      std::string tables = t.text(0);
+      if (app != 0 || !tables.empty())
+        return Error::harness(fmt::format("{}: is a SQLite database of another application (tables: {}); "
+                                          "perfgate will not touch it. Use --db to choose another file",
+                                          m_path, tables.empty() ? "none" : tables));
+    }
+  }
+  if (auto st = exec("PRAGMA journal_mode = WAL", "switching to WAL mode"); !st) return st;
+  if (auto st = exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring the connection"); !st) return st;
+  if (auto st = migrate(m_db, k_application_id); !st) {
+    return Error::harness(fmt::format("{}: {}", m_path, st.error().message));
+  }
+  m_insert_sample = std::make_unique<Stmt>(m_db, "INSERT INTO samples(trial_id, metric_id, step, t_s, value) VALUES (?,?,?,?,?)");
+  if (!m_insert_sample->ok()) return fail(sqlite3_errcode(m_db), "preparing statements");
+  return Ok{};
+}
+
+Expected<long long> SqliteStore::begin_run(const RunRecord& r) {
+  long long id = 0;
+  auto st = transaction("recording the new run", [&]() -> Status {
+    Stmt s(m_db,
+           "INSERT INTO runs(suite, suite_path, description, started_at, ended_at, status, host, pid, fingerprint, "
+           "fingerprint_hash, git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version) "
+           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, r.suite).bind(2, r.suite_path).bind(3, r.description).bind(4, r.started_at).bind(5, r.ended_at);
+    s.bind(6, std::string(model::to_string(r.status))).bind(7, r.host).bind(8, r.pid).bind(9, r.fingerprint_json);
+    s.bind(10, r.fingerprint_hash).bind(11, r.git_commit).bind(12, r.git_branch);
+    s.bind(13, static_cast<long long>(r.seed)).bind(14, r.argv).bind(15, r.env_json).bind(16, r.plan_json);
+    s.bind(17, r.artifacts_dir).bind(18, r.perfgate_version);
+    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording the new run");
+    id = sqlite3_last_insert_rowid(m_db);
+    Stmt t(m_db, "INSERT OR IGNORE INTO run_tags(run_id, tag) VALUES (?, ?)");
+    for (const auto& tag : r.tags) {
+      t.bind(1, id).bind(2, tag);
+      if (int rc = t.step(); rc != SQLITE_DONE) return fail(rc, "recording run tags");
+      t.reset();
+    }
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return id;
+}
+
+Status SqliteStore::update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) {
+  return transaction("recording the run plan", [&]() -> Status {
+    Stmt s(m_db, "UPDATE runs SET plan = ?, artifacts_dir = ? WHERE id = ?");
+    s.bind(1, plan_json).bind(2, artifacts_dir).bind(3, run_id);
+    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording the run plan");
+    return Ok{};
+  });
+}
+
+Status SqliteStore::finish_run(long long run_id, model::RunStatus status, double ended_at) {
+  return transaction("closing the run", [&]() -> Status {
+    Stmt s(m_db, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?");
+    s.bind(1, std::string(model::to_string(status))).bind(2, ended_at).bind(3, run_id);
+    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "closing the run");
+    // Trials that never finished (the harness was stopped) are interrupted, not running.
+    Stmt t(m_db, "UPDATE trials SET status = 'interrupted' WHERE run_id = ? AND status = 'running'");
+    t.bind(1, run_id);
+    if (int rc = t.step(); rc != SQLITE_DONE) return fail(rc, "closing the run's trials");
+    return Ok{};
+  });
+}
+
+Expected<long long> SqliteStore::config_id(const std::string& workload, const std::string& params_json) {
+  long long id = 0;
+  auto st = transaction("recording a configuration", [&]() -> Status {
+    Stmt ins(m_db, "INSERT OR IGNORE INTO configs(workload, params) VALUES (?, ?)");
+    ins.bind(1, workload).bind(2, params_json);
+    if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a configuration");
+    Stmt sel(m_db, "SELECT id FROM configs WHERE workload = ? AND params = ?");
+    sel.bind(1, workload).bind(2, params_json);
+    if (int rc = sel.step(); rc != SQLITE_ROW) return fail(rc, "reading a configuration");
+    id = sel.i64(0);
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return id;
+}
+
+Expected<long long> SqliteStore::metric_id(const model::MetricInfo& info) {
+  long long id = 0;
+  auto st = transaction("recording a metric", [&]() -> Status {
+    Stmt ins(m_db,
+             "INSERT INTO metrics(name, unit, better) VALUES (?, ?, ?) "
+             "ON CONFLICT(name) DO UPDATE SET unit = CASE WHEN excluded.unit <> '' THEN excluded.unit ELSE unit END, "
+             "better = excluded.better");
+    ins.bind(1, info.name).bind(2, info.unit).bind(3, std::string(model::to_string(info.better)));
+    if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a metric");
+    Stmt sel(m_db, "SELECT id FROM metrics WHERE name = ?");
+    sel.bind(1, info.name);
+    if (int rc = sel.step(); rc != SQLITE_ROW) return fail(rc, "reading a metric");
+    id = sel.i64(0);
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return id;
+}
+
+Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
+  long long id = 0;
+  auto st = transaction("recording a trial start", [&]() -> Status {
+    Stmt s(m_db,
+           "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir) VALUES (?,?,?,?,?,?,?)");
+    s.bind(1, t.run_id).bind(2, t.config_id).bind(3, t.repeat).bind(4, t.seq);
+    s.bind(5, std::string(model::to_string(model::TrialStatus::Running))).bind(6, t.started_at).bind(7, t.log_dir);
+    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a trial start");
+    id = sqlite3_last_insert_rowid(m_db);
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return id;
+}
+
+Status SqliteStore::append_samples(long long trial_id, std::span<const SampleRow> rows) {
+  if (rows.empty()) return Ok{};
+  return transaction("storing step samples", [&]() -> Status {
+    auto& s = *m_insert_sample;
+    for (const auto& r : rows) {
+      s.bind(1, trial_id).bind(2, r.metric_id).bind(3, r.step).bind(4, r.t_s);
+      if (std::isnan(r.value)) s.bind_null(5);  // SQLite has no NaN; NULL marks it
+      else s.bind(5, r.value);
+      int rc = s.step();
+      s.reset();
+      if (rc != SQLITE_DONE) return fail(rc, "storing step samples");
+    }
+    return Ok{};
+  });
+}
+
+Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const long long> ids) {
+  PERFGATE_CHECK(ids.size() == t.summaries.size());
+  return transaction("recording a finished trial", [&]() -> Status {
+    Stmt s(m_db,
+           "UPDATE trials SET status = ?, exit_code = ?, signal = ?, error = ?, wall_s = ?, cpu_s = ?, peak_rss_mb = ?, "
+           "steps = ?, malformed_lines = ?, notes = ? WHERE id = ?");
+    s.bind(1, std::string(model::to_string(t.status))).bind(2, t.exit_code).bind(3, t.signal).bind(4, t.error);
+    s.bind(5, t.wall_s).bind(6, t.cpu_s).bind(7, t.peak_rss_mb).bind(8, t.steps).bind(9, t.malformed_lines);
+    s.bind(10, t.notes).bind(11, t.id);
+    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a finished trial");
+    Stmt ins(m_db,
+             "INSERT OR REPLACE INTO trial_summaries(trial_id, metric_id, n_total, n_steady, mean, median, p90, p99, "
+             "min, max, stddev, value, is_scalar) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const auto& m = t.summaries[i];
+      ins.bind(1, t.id).bind(2, ids[i]).bind(3, m.n_total).bind(4, m.n_steady).bind(5, m.mean).bind(6, m.median);
+      ins.bind(7, m.p90).bind(8, m.p99).bind(9, m.min).bind(10, m.max).bind(11, m.stddev).bind(12, m.value);
+      ins.bind(13, m.is_scalar ? 1 : 0);
+      int rc = ins.step();
+      ins.reset();
+      if (rc != SQLITE_DONE) return fail(rc, "recording trial summaries");
+    }
+    return Ok{};
+  });
+}
+
+Expected<std::vector<std::string>> SqliteStore::tags_of(long long run_id) {
+  std::vector<std::string> tags;
+  Stmt s(m_db, "SELECT tag FROM run_tags WHERE run_id = ? ORDER BY tag");
+  s.bind(1, run_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) tags.push_back(s.text(0));
+  if (rc != SQLITE_DONE) return fail(rc, "reading run tags");
+  return tags;
+}
+
+Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::string& suite) {
+  std::vector<RunListRow> out;
+  std::string sql = fmt::format(
+      "SELECT {}, (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok'), "
+      "(SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status NOT IN ('ok', 'running')), "
+      "(SELECT count(*) FROM trials t WHERE t.run_id = runs.id) FROM runs {} ORDER BY id DESC LIMIT ?",
+      k_run_columns, suite.empty() ? "" : "WHERE suite = ?");
+  Stmt s(m_db, sql.c_str());
+  if (!s.ok()) return fail(sqlite3_errcode(m_db), "listing runs");
+  int i = 1;
+  if (!suite.empty()) s.bind(i++, suite);
+  s.bind(i, limit);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    RunListRow row;
+    row.run = read_run(s);
+    row.trials_ok = static_cast<int>(s.i64(19));
+    row.trials_failed = static_cast<int>(s.i64(20));
+    row.trials_total = static_cast<int>(s.i64(21));
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) return fail(rc, "listing runs");
+  for (auto& row : out) {
+    auto tags = tags_of(row.run.id);
+    if (!tags) return tags.error();
+    row.run.tags = std::move(*tags);
+  }
+  return out;
+}
+
+Expected<long long> SqliteStore::resolve_run(const std::string& sel) {
+  if (sel.empty()) return Error::input("empty run selector; use an id, 'latest' or 'latest:TAG'");
+  if (std::all_of(sel.begin(), sel.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    Stmt s(m_db, "SELECT id FROM runs WHERE id = ?");
+    s.bind(1, std::stoll(sel));
+    int rc = s.step();
+    if (rc == SQLITE_ROW) return s.i64(0);
+    if (rc != SQLITE_DONE) return fail(rc, "looking up a run");
+    return Error::input(fmt::format("no run {} in {}; `perfgate runs` lists them", sel, m_path));
+  }
+  if (sel == "latest") {
+    Stmt s(m_db, "SELECT max(id) FROM runs");
+    int rc = s.step();
+    if (rc != SQLITE_ROW) return fail(rc, "looking up the latest run");
+    if (s.i64(0) == 0) return Error::input(fmt::format("no runs in {} yet", m_path));
+    return s.i64(0);
+  }
+  if (sel.starts_with("latest:")) {
+    std::string tag = sel.substr(7);
+    Stmt s(m_db, "SELECT max(run_id) FROM run_tags WHERE tag = ?");
+    s.bind(1, tag);
+    int rc = s.step();
+    if (rc != SQLITE_ROW) return fail(rc, "looking up a tagged run");
+    if (s.i64(0) == 0) return Error::input(fmt::format("no run tagged '{}' in {}", tag, m_path));
+    return s.i64(0);
+  }
+  return Error::input(fmt::format("'{}' is not a run; use an id, 'latest' or 'latest:TAG'", sel));
+}
+
+Expected<RunData> SqliteStore::load_run(long long run_id) {
+  RunData d;
+  {
+    std::string sql = fmt::format("SELECT {} FROM runs WHERE id = ?", k_run_columns);
+    Stmt s(m_db, sql.c_str());
+    s.bind(1, run_id);
+    int rc = s.step();
+    if (rc == SQLITE_DONE) return Error::input(fmt::format("no run {} in {}", run_id, m_path));
+    if (rc != SQLITE_ROW) return fail(rc, "reading a run");
+    d.run = read_run(s);
+  }
+  auto tags = tags_of(run_id);
+  if (!tags) return tags.error();
+  d.run.tags = std::move(*tags);
+  {
+    Stmt s(m_db, "SELECT DISTINCT c.id, c.workload, c.params FROM configs c JOIN trials t ON t.config_id = c.id "
+                 "WHERE t.run_id = ? ORDER BY c.id");
+    s.bind(1, run_id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) d.configs.push_back({s.i64(0), s.text(1), s.text(2)});
+    if (rc != SQLITE_DONE) return fail(rc, "reading configurations");
+  }
+  {
+    Stmt s(m_db,
+           "SELECT id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, cpu_s, "
+           "peak_rss_mb, steps, malformed_lines, notes, log_dir FROM trials WHERE run_id = ? ORDER BY seq, id");
+    s.bind(1, run_id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      model::TrialRecord t;
+      t.id = s.i64(0);
+      t.run_id = s.i64(1);
+      t.config_id = s.i64(2);
+      t.repeat = static_cast<int>(s.i64(3));
+      t.seq = static_cast<int>(s.i64(4));
+      t.status = model::trial_status_from(s.text(5));
+      t.exit_code = static_cast<int>(s.i64(6));
+      t.signal = static_cast<int>(s.i64(7));
+      t.error = s.text(8);
+      t.started_at = s.f64(9);
+      t.wall_s = s.f64(10);
+      t.cpu_s = s.f64(11);
+      t.peak_rss_mb = s.f64(12);
+      t.steps = s.i64(13);
+      t.malformed_lines = s.i64(14);
+      t.notes = s.text(15);
+      t.log_dir = s.text(16);
+      d.trials.push_back(std::move(t));
+    }
+    if (rc != SQLITE_DONE) return fail(rc, "reading trials");
+  }
+  {
+    Stmt s(m_db,
+           "SELECT ts.trial_id, m.name, ts.n_total, ts.n_steady, ts.mean, ts.median, ts.p90, ts.p99, ts.min, ts.max, "
+           "ts.stddev, ts.value, ts.is_scalar FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
+           "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = ? ORDER BY ts.trial_id, m.name");
+    s.bind(1, run_id);
+    std::unordered_map<long long, model::TrialRecord*> by_id;
+    for (auto& t : d.trials) by_id[t.id] = &t;
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      model::MetricSummary m;
+      m.metric = s.text(1);
+      m.n_total = s.i64(2);
+      m.n_steady = s.i64(3);
+      m.mean = s.f64(4);
+      m.median = s.f64(5);
+      m.p90 = s.f64(6);
+      m.p99 = s.f64(7);
+      m.min = s.f64(8);
+      m.max = s.f64(9);
+      m.stddev = s.f64(10);
+      m.value = s.f64(11);
+      m.is_scalar = s.i64(12) != 0;
+      if (auto it = by_id.find(s.i64(0)); it != by_id.end()) it->second->summaries.push_back(std::move(m));
+    }
+    if (rc != SQLITE_DONE) return fail(rc, "reading trial summaries");
+  }
+  {
+    Stmt s(m_db, "SELECT DISTINCT m.name, m.unit, m.better FROM metrics m JOIN trial_summaries ts ON ts.metric_id = m.id "
+                 "JOIN trials t ON t.id = ts.trial_id WHERE t.run_id = ? ORDER BY m.name");
+    s.bind(1, run_id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW)
+      d.metrics.push_back({s.text(0), s.text(1), model::better_from_string(s.text(2)).value_or(model::Better::None)});
+    if (rc != SQLITE_DONE) return fail(rc, "reading metrics");
+  }
+  return d;
+}
+
+Expected<std::vector<SampleRow>> SqliteStore::load_samples(long long trial_id, long long metric_id) {
+  std::vector<SampleRow> out;
+  Stmt s(m_db, "SELECT step, t_s, value FROM samples WHERE trial_id = ? AND metric_id = ? ORDER BY rowid");
+  s.bind(1, trial_id).bind(2, metric_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW)
+    out.push_back({metric_id, s.i64(0), s.f64(1), s.is_null(2) ? std::nan("") : s.f64(2)});
+  if (rc != SQLITE_DONE) return fail(rc, "reading samples");
+  return out;
+}
+
+Expected<int> SqliteStore::close_abandoned_runs(const std::string& host) {
+  std::vector<long long> dead;
+  {
+    Stmt s(m_db, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?");
+    s.bind(1, host);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      auto pid = static_cast<pid_t>(s.i64(1));
+      if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) dead.push_back(s.i64(0));
+    }
+    if (rc != SQLITE_DONE) return fail(rc, "looking for abandoned runs");
+  }
+  for (long long id : dead) {
+    Stmt last(m_db, "SELECT coalesce(max(started_at + coalesce(wall_s, 0)), 0) FROM trials WHERE run_id = ?");
+    last.bind(1, id);
+    double ended = last.step() == SQLITE_ROW ? last.f64(0) : 0;
+    if (auto st = finish_run(id, model::RunStatus::Interrupted, ended); !st) return st.error();
+  }
+  return static_cast<int>(dead.size());
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, const OpenOptions& opts) {
+  std::error_code ec;
+  bool exists = fs::exists(path, ec);
+  if (exists) {
+    if (fs::is_directory(path, ec)) return Error::input(fmt::format("{}: is a directory, not a database file", path));
+    auto size = fs::file_size(path, ec);
+    if (!ec && size > 0) {
+      char header[16] = {};
+      std::ifstream in(path, std::ios::binary);
+      in.read(header, sizeof header);
+      if (in.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
+        return Error::harness(fmt::format("{}: is not a perfgate database (not even SQLite); perfgate will not touch "
+                                          "it. Use --db to choose another file",
+                                          path));
+    }
+  } else {
+    auto parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) return Error::harness(fmt::format("{}: cannot create directory {}: {}", path, parent.string(), ec.message()));
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Error::harness(fmt::format("{}: cannot open database: {}", path, msg));
+  }
+  auto store = std::make_unique<SqliteStore>(db, path, opts.busy_timeout_s);
+  if (auto st = store->init(); !st) return st.error();
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace perfgate::store

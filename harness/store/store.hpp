@@ -1,0 +1,103 @@
+#pragma once
+// The results store. Every analysis reads from it, so anything can be
+// re-analysed later. SqliteStore is the embedded default; the interface is
+// what a shared server database would implement for a fleet.
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/model/metric.hpp"
+#include "harness/model/trial.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::store {
+
+struct RunRecord {
+  long long id = 0;
+  std::string suite;
+  std::string suite_path;
+  std::string description;
+  double started_at = 0;  // unix seconds
+  double ended_at = 0;    // 0 while running
+  model::RunStatus status = model::RunStatus::Running;
+  std::string host;
+  long long pid = 0;      // of the perfgate that ran it, to find abandoned runs
+  std::string fingerprint_json;
+  std::string fingerprint_hash;
+  std::string git_commit;
+  std::string git_branch;
+  std::vector<std::string> tags;
+  std::uint64_t seed = 0;
+  std::string argv;       // the perfgate command line
+  std::string env_json;   // recorded environment (secrets redacted)
+  std::string plan_json;  // cases and order, to reproduce the run
+  std::string artifacts_dir;
+  std::string perfgate_version;
+};
+
+struct RunListRow {
+  RunRecord run;
+  int trials_ok = 0;
+  int trials_failed = 0;
+  int trials_total = 0;
+};
+
+struct ConfigRecord {
+  long long id = 0;
+  std::string workload;
+  std::string params_json;
+};
+
+struct SampleRow {
+  long long metric_id;
+  long long step;
+  double t_s;
+  double value;
+};
+
+struct RunData {
+  RunRecord run;
+  std::vector<ConfigRecord> configs;
+  std::vector<model::TrialRecord> trials;   // with summaries, in run order
+  std::vector<model::MetricInfo> metrics;   // every metric the trials mention
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual Expected<long long> begin_run(const RunRecord& run) = 0;
+  virtual Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) = 0;
+  virtual Status finish_run(long long run_id, model::RunStatus status, double ended_at) = 0;
+  virtual Expected<long long> config_id(const std::string& workload, const std::string& params_json) = 0;
+  // Registers a metric (or updates its unit / direction) and returns its id.
+  virtual Expected<long long> metric_id(const model::MetricInfo& info) = 0;
+  // Inserts the trial as running, before it starts.
+  virtual Expected<long long> begin_trial(const model::TrialRecord& trial) = 0;
+  // Raw step samples, in one transaction per call (callers batch).
+  virtual Status append_samples(long long trial_id, std::span<const SampleRow> rows) = 0;
+  // Final state and summaries of a trial, in one transaction.
+  virtual Status finish_trial(const model::TrialRecord& trial, std::span<const long long> summary_metric_ids) = 0;
+
+  virtual Expected<std::vector<RunListRow>> list_runs(int limit, const std::string& suite = {}) = 0;
+  // "42", "latest", "latest:TAG".
+  virtual Expected<long long> resolve_run(const std::string& selector) = 0;
+  virtual Expected<RunData> load_run(long long run_id) = 0;
+  // Samples of one trial and metric, in step order.
+  virtual Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) = 0;
+  // Runs left "running" by a perfgate on this host that no longer exists become "interrupted".
+  virtual Expected<int> close_abandoned_runs(const std::string& host) = 0;
+};
+
+struct OpenOptions {
+  double busy_timeout_s = 10;  // how long to wait for another perfgate's lock
+};
+
+// Opens or creates a perfgate database. Refuses files that are not perfgate
+// databases (never overwrites them) and reports damaged ones.
+Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, const OpenOptions& opts = {});
+
+}  // namespace perfgate::store

@@ -1,0 +1,703 @@
+#include "harness/suite/loader.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "harness/suite/placeholders.hpp"
+#include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
+
+namespace perfgate::suite {
+namespace fs = std::filesystem;
+using model::Params;
+using model::Scalar;
+using model::SourceLoc;
+
+namespace {
+
+const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "defaults", "workloads"};
+const std::vector<std::string> k_setting_keys = {"repeats", "warmup", "timeout", "kill_grace", "env", "cwd", "log_limit", "metrics"};
+const std::vector<std::string> k_workload_keys = {"name",   "description", "command", "shell",   "env",     "cwd",
+                                                  "repeats", "warmup",     "timeout", "kill_grace", "log_limit",
+                                                  "metrics", "matrix",     "params",  "include", "exclude"};
+const std::vector<std::string> k_profile_keys = {"profile", "description", "defaults"};
+const std::vector<std::string> k_metrics_keys = {"parser", "primary"};
+const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
+const std::vector<std::string> k_parsers = {"jsonl"};
+// `--set` keys that change settings rather than parameters.
+const std::vector<std::string> k_override_settings = {"repeats", "warmup", "timeout", "kill_grace", "log_limit"};
+
+struct Ctx {
+  std::string file;
+  std::string base_dir;  // resolves relative cwd
+};
+
+SourceLoc loc_of(const Ctx& c, const YAML::Node& n) {
+  auto m = n.Mark();
+  if (m.is_null()) return {c.file, 0, 0};
+  return {c.file, m.line + 1, m.column + 1};
+}
+
+Error err_at(const SourceLoc& loc, const std::string& msg) { return Error::input(fmt::format("{}: {}", loc.str(), msg)); }
+Error err_at(const Ctx& c, const YAML::Node& n, const std::string& msg) { return err_at(loc_of(c, n), msg); }
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "empty";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "undefined";
+}
+
+// A mapping whose keys are all known and unique.
+Status check_map(const Ctx& c, const YAML::Node& n, const std::string& what, const std::vector<std::string>& allowed) {
+  if (!n.IsMap()) return err_at(c, n, fmt::format("{} must be a mapping, found {}", what, type_name(n)));
+  std::set<std::string> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) return err_at(c, it->first, fmt::format("keys of {} must be plain names", what));
+    auto key = it->first.Scalar();
+    if (!seen.insert(key).second) return err_at(c, it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      return err_at(c, it->first,
+                    fmt::format("unknown key '{}' in {}{}; allowed: {}", key, what, util::did_you_mean(key, allowed),
+                                util::join(allowed, ", ")));
+  }
+  return Ok{};
+}
+
+Expected<std::string> get_string(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a string, found {}", what, type_name(n)));
+  return n.Scalar();
+}
+
+Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string& what, long long min_value) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be an integer, found {}", what, type_name(n)));
+  auto s = Scalar::infer(n.Scalar());
+  if (s.kind != Scalar::Kind::Int) return err_at(c, n, fmt::format("{} must be an integer, found '{}'", what, n.Scalar()));
+  long long v = std::stoll(s.text);
+  if (v < min_value) return err_at(c, n, fmt::format("{} must be at least {}, found {}", what, min_value, v));
+  return v;
+}
+
+Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+  return err_at(c, n, fmt::format("{} must be true or false", what));
+}
+
+Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a duration, found {}", what, type_name(n)));
+  auto d = util::parse_duration_s(n.Scalar());
+  if (!d) return err_at(c, n, fmt::format("{}: {}", what, d.error().message));
+  if (*d <= 0) return err_at(c, n, fmt::format("{} must be positive", what));
+  return *d;
+}
+
+// A plain YAML scalar as a typed parameter value; quoted scalars stay strings.
+Scalar scalar_of(const YAML::Node& n) {
+  if (n.Tag() == "!") return Scalar{Scalar::Kind::String, n.Scalar()};
+  return Scalar::infer(n.Scalar());
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+}
+
+// Flattens a scalar or (nested) mapping value under `prefix` into dotted keys.
+Status flatten_value(const Ctx& c, const YAML::Node& n, const std::string& prefix, Params& out) {
+  if (n.IsScalar()) {
+    out[prefix] = scalar_of(n);
+    return Ok{};
+  }
+  if (n.IsMap()) {
+    if (n.size() == 0) return err_at(c, n, fmt::format("'{}' is an empty mapping", prefix));
+    if (auto st = check_map(c, n, fmt::format("'{}'", prefix), {}); !st) return st;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      auto key = it->first.Scalar();
+      if (!is_identifier(key))
+        return err_at(c, it->first, fmt::format("'{}' is not a valid parameter name (letters, digits, _)", key));
+      if (auto st = flatten_value(c, it->second, prefix + "." + key, out); !st) return st;
+    }
+    return Ok{};
+  }
+  return err_at(c, n, fmt::format("value of '{}' must be a scalar or a mapping of scalars, found {}", prefix, type_name(n)));
+}
+
+// A mapping of parameter names to values (params:, include/exclude entries).
+Expected<Params> read_param_map(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (auto st = check_map(c, n, what, {}); !st) return st.error();
+  Params p;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    auto key = it->first.Scalar();
+    if (!is_identifier(key)) return err_at(c, it->first, fmt::format("'{}' is not a valid parameter name (letters, digits, _)", key));
+    if (auto st = flatten_value(c, it->second, key, p); !st) return st.error();
+  }
+  return p;
+}
+
+// One layer of settings; unset fields fall through to the layer below.
+struct Settings {
+  std::optional<int> repeats;
+  std::optional<model::Warmup> warmup;
+  std::optional<double> timeout_s;
+  std::optional<double> kill_grace_s;
+  std::optional<std::uint64_t> log_limit_bytes;
+  std::optional<std::string> cwd;
+  std::optional<std::string> parser;
+  std::optional<std::string> primary;
+  std::map<std::string, std::string> env;
+
+  void apply_onto(Settings& below) const {
+    if (repeats) below.repeats = repeats;
+    if (warmup) below.warmup = warmup;
+    if (timeout_s) below.timeout_s = timeout_s;
+    if (kill_grace_s) below.kill_grace_s = kill_grace_s;
+    if (log_limit_bytes) below.log_limit_bytes = log_limit_bytes;
+    if (cwd) below.cwd = cwd;
+    if (parser) below.parser = parser;
+    if (primary) below.primary = primary;
+    for (const auto& [k, v] : env) below.env[k] = v;
+  }
+};
+
+Expected<model::Warmup> parse_warmup_text(const std::string& text) {
+  using model::Warmup;
+  if (text == "none" || text == "0") return Warmup{};
+  if (text == "auto")
+    return Error::input("warm-up 'auto' is not available yet: write {steps: N} or {seconds: S}");
+  auto s = Scalar::infer(text);
+  if (s.kind == Scalar::Kind::Int) {
+    long long v = std::stoll(text);
+    if (v < 0) return Error::input("warm-up steps must not be negative");
+    return Warmup{Warmup::Kind::Steps, static_cast<double>(v)};
+  }
+  auto d = util::parse_duration_s(text);
+  if (!d) return Error::input(fmt::format("warm-up '{}' is neither a step count nor a duration", text));
+  return Warmup{Warmup::Kind::Seconds, *d};
+}
+
+Expected<model::Warmup> read_warmup(const Ctx& c, const YAML::Node& n) {
+  using model::Warmup;
+  if (n.IsScalar()) {
+    auto w = parse_warmup_text(n.Scalar());
+    if (!w) return err_at(c, n, w.error().message);
+    return w;
+  }
+  if (auto st = check_map(c, n, "warmup", k_warmup_keys); !st) return st.error();
+  if (n.size() != 1) return err_at(c, n, "warmup takes exactly one of steps or seconds");
+  if (n["steps"]) {
+    auto v = get_int(c, n["steps"], "warmup.steps", 0);
+    if (!v) return v.error();
+    return Warmup{Warmup::Kind::Steps, static_cast<double>(*v)};
+  }
+  auto d = n["seconds"].IsScalar() ? util::parse_duration_s(n["seconds"].Scalar())
+                                   : Expected<double>(Error::input("not a duration"));
+  if (!d) return err_at(c, n["seconds"], fmt::format("warmup.seconds must be a duration such as 30 or 30s"));
+  return Warmup{Warmup::Kind::Seconds, *d};
+}
+
+Status read_env(const Ctx& c, const YAML::Node& n, std::map<std::string, std::string>& env) {
+  if (auto st = check_map(c, n, "env", {}); !st) return st;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    auto key = it->first.Scalar();
+    if (key.empty() || key.find('=') != std::string::npos)
+      return err_at(c, it->first, fmt::format("'{}' is not a valid environment variable name", key));
+    if (!it->second.IsScalar())
+      return err_at(c, it->second, fmt::format("env.{} must be a string, found {}", key, type_name(it->second)));
+    env[key] = it->second.Scalar();
+  }
+  return Ok{};
+}
+
+// Reads the setting keys present in `n` (a defaults block or a workload).
+Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    auto key = it->first.Scalar();
+    const YAML::Node& v = it->second;
+    if (key == "repeats") {
+      auto r = get_int(c, v, "repeats", 1);
+      if (!r) return r.error();
+      s.repeats = static_cast<int>(*r);
+    } else if (key == "warmup") {
+      auto w = read_warmup(c, v);
+      if (!w) return w.error();
+      s.warmup = *w;
+    } else if (key == "timeout") {
+      auto d = get_duration(c, v, "timeout");
+      if (!d) return d.error();
+      s.timeout_s = *d;
+    } else if (key == "kill_grace") {
+      auto d = get_duration(c, v, "kill_grace");
+      if (!d) return d.error();
+      s.kill_grace_s = *d;
+    } else if (key == "log_limit") {
+      if (!v.IsScalar()) return err_at(c, v, "log_limit must be a size such as 16MB");
+      auto b = util::parse_bytes(v.Scalar());
+      if (!b) return err_at(c, v, b.error().message);
+      s.log_limit_bytes = *b;
+    } else if (key == "cwd") {
+      auto str = get_string(c, v, "cwd");
+      if (!str) return str.error();
+      fs::path p(*str);
+      s.cwd = (p.is_absolute() ? p : fs::path(c.base_dir) / p).lexically_normal().string();
+    } else if (key == "env") {
+      if (auto st = read_env(c, v, s.env); !st) return st;
+    } else if (key == "metrics") {
+      if (auto st = check_map(c, v, "metrics", k_metrics_keys); !st) return st;
+      if (v["parser"]) {
+        auto p = get_string(c, v["parser"], "metrics.parser");
+        if (!p) return p.error();
+        if (std::find(k_parsers.begin(), k_parsers.end(), *p) == k_parsers.end())
+          return err_at(c, v["parser"], fmt::format("unknown metrics parser '{}'{}; available: {}", *p,
+                                                    util::did_you_mean(*p, k_parsers), util::join(k_parsers, ", ")));
+        s.parser = *p;
+      }
+      if (v["primary"]) {
+        auto p = get_string(c, v["primary"], "metrics.primary");
+        if (!p) return p.error();
+        s.primary = *p;
+      }
+    }
+  }
+  return Ok{};
+}
+
+Expected<std::vector<model::Axis>> read_matrix(const Ctx& c, const YAML::Node& n) {
+  if (auto st = check_map(c, n, "matrix", {}); !st) return st.error();
+  if (n.size() == 0) return err_at(c, n, "matrix is empty: give at least one axis with values, or leave matrix out");
+  std::vector<model::Axis> axes;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    auto name = it->first.Scalar();
+    if (!is_identifier(name))
+      return err_at(c, it->first, fmt::format("'{}' is not a valid axis name (letters, digits, _)", name));
+    const YAML::Node& vals = it->second;
+    model::Axis axis{name, {}, loc_of(c, it->first)};
+    if (vals.IsScalar() || vals.IsMap()) {
+      // A single value is a one-point axis; accept it as people write it.
+      Params p;
+      if (auto st = flatten_value(c, vals, name, p); !st) return st.error();
+      axis.values.push_back(std::move(p));
+    } else if (vals.IsSequence()) {
+      if (vals.size() == 0) return err_at(c, vals, fmt::format("matrix axis '{}' has no values", name));
+      std::set<std::string> seen;
+      for (const auto& v : vals) {
+        Params p;
+        if (auto st = flatten_value(c, v, name, p); !st) return st.error();
+        auto key = model::params_json(p);
+        if (!seen.insert(key).second)
+          return err_at(c, v, fmt::format("matrix axis '{}' lists the same value twice", name));
+        axis.values.push_back(std::move(p));
+      }
+    } else {
+      return err_at(c, vals, fmt::format("matrix axis '{}' has no values", name));
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+struct RawWorkload {
+  model::Workload w;
+  Settings settings;
+  YAML::Node node;
+};
+
+Expected<RawWorkload> read_workload(const Ctx& c, const YAML::Node& n, std::size_t index) {
+  if (auto st = check_map(c, n, fmt::format("workload #{}", index + 1), k_workload_keys); !st) return st.error();
+  RawWorkload raw;
+  raw.node = n;
+  auto& w = raw.w;
+  w.loc = loc_of(c, n);
+  if (!n["name"]) return err_at(c, n, fmt::format("workload #{} has no 'name'", index + 1));
+  auto name = get_string(c, n["name"], "name");
+  if (!name) return name.error();
+  if (name->empty() || name->find_first_of(" \t\n/\\") != std::string::npos)
+    return err_at(c, n["name"], fmt::format("workload name '{}' must be non-empty without spaces or slashes", *name));
+  w.name = *name;
+  std::string what = fmt::format("workload '{}'", w.name);
+
+  if (n["shell"]) {
+    auto b = get_bool(c, n["shell"], "shell");
+    if (!b) return b.error();
+    w.shell = *b;
+  }
+  const YAML::Node& cmd = n["command"];
+  if (!cmd) return err_at(c, n, fmt::format("{} has no 'command'", what));
+  if (cmd.IsScalar()) {
+    if (!w.shell)
+      return err_at(c, cmd, fmt::format("{}: command must be a list of arguments (argv), e.g. [python3, train.py]; "
+                                        "to run a shell command line, set shell: true",
+                                        what));
+    w.command.push_back(cmd.Scalar());
+    w.command_locs.push_back(loc_of(c, cmd));
+  } else if (cmd.IsSequence()) {
+    if (cmd.size() == 0) return err_at(c, cmd, fmt::format("{}: command is empty", what));
+    for (const auto& a : cmd) {
+      if (!a.IsScalar())
+        return err_at(c, a, fmt::format("{}: command arguments must be strings, found {}", what, type_name(a)));
+      w.command.push_back(a.Scalar());
+      w.command_locs.push_back(loc_of(c, a));
+    }
+    if (w.shell && w.command.size() != 1)
+      return err_at(c, cmd, fmt::format("{}: with shell: true, command is one string (the shell command line)", what));
+  } else {
+    return err_at(c, cmd, fmt::format("{}: command must be a list of arguments, found {}", what, type_name(cmd)));
+  }
+
+  if (auto st = read_settings(c, n, raw.settings); !st) return st.error();
+
+  if (n["matrix"]) {
+    auto m = read_matrix(c, n["matrix"]);
+    if (!m) return m.error();
+    w.matrix = std::move(*m);
+  }
+  if (n["params"]) {
+    auto p = read_param_map(c, n["params"], "params");
+    if (!p) return p.error();
+    w.params = std::move(*p);
+  }
+  for (const char* key : {"include", "exclude"}) {
+    const YAML::Node& list = n[key];
+    if (!list) continue;
+    if (!list.IsSequence())
+      return err_at(c, list, fmt::format("{} must be a list of parameter mappings, found {}", key, type_name(list)));
+    for (const auto& e : list) {
+      auto p = read_param_map(c, e, fmt::format("an {} entry", key));
+      if (!p) return p.error();
+      if (p->empty()) return err_at(c, e, fmt::format("an {} entry is empty", key));
+      (std::string(key) == "include" ? w.include : w.exclude).push_back(std::move(*p));
+    }
+  }
+  return raw;
+}
+
+// Every parameter name a workload knows: axes (with dict keys), fixed params, includes.
+std::vector<std::string> known_params(const model::Workload& w) {
+  std::set<std::string> names;
+  for (const auto& a : w.matrix)
+    for (const auto& v : a.values)
+      for (const auto& [k, _] : v) names.insert(k);
+  for (const auto& [k, _] : w.params) names.insert(k);
+  for (const auto& inc : w.include)
+    for (const auto& [k, _] : inc) names.insert(k);
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> placeholder_names(const model::Workload& w) {
+  std::vector<std::string> out;
+  auto collect = [&](const std::string& text) {
+    auto refs = find_placeholders(text);
+    if (refs)
+      for (auto& r : *refs) out.push_back(r.name);
+  };
+  for (const auto& a : w.command) collect(a);
+  for (const auto& [_, v] : w.env) collect(v);
+  return out;
+}
+
+Status validate_placeholders(const Ctx& c, const model::Workload& w) {
+  auto known = known_params(w);
+  for (const auto& b : builtin_placeholders()) known.push_back(b);
+  auto check_text = [&](const std::string& text, const SourceLoc& loc, const std::string& where) -> Status {
+    auto refs = find_placeholders(text);
+    if (!refs) return err_at(loc, fmt::format("{}: {}", where, refs.error().message));
+    for (const auto& r : *refs) {
+      if (std::find(known.begin(), known.end(), r.name) != known.end()) continue;
+      return err_at(loc, fmt::format("{}: unknown placeholder '{{{}}}'{}; known: {}", where, r.name,
+                                     util::did_you_mean(r.name, known), util::join(known, ", ")));
+    }
+    return Ok{};
+  };
+  for (std::size_t i = 0; i < w.command.size(); ++i)
+    if (auto st = check_text(w.command[i], w.command_locs[i], fmt::format("workload '{}' command", w.name)); !st) return st;
+  for (const auto& [k, v] : w.env)
+    if (auto st = check_text(v, w.loc, fmt::format("workload '{}' env.{}", w.name, k)); !st) return st;
+  (void)c;
+  return Ok{};
+}
+
+Status validate_filters(const model::Workload& w) {
+  auto known = known_params(w);
+  for (const auto& ex : w.exclude)
+    for (const auto& [k, _] : ex)
+      if (std::find(known.begin(), known.end(), k) == known.end())
+        return err_at(w.loc, fmt::format("workload '{}': exclude names unknown parameter '{}'{}", w.name, k,
+                                         util::did_you_mean(k, known)));
+  return Ok{};
+}
+
+// Applies a parameter override to one workload; returns whether it matched.
+bool apply_param_override(model::Workload& w, const Override& o) {
+  auto dot = o.key.find('.');
+  std::string axis_name = o.key.substr(0, dot);
+  auto axis_it = std::find_if(w.matrix.begin(), w.matrix.end(), [&](const auto& a) { return a.name == axis_name; });
+  SourceLoc loc{"--set " + o.key};
+  if (dot != std::string::npos && axis_it != w.matrix.end()) {
+    // --set dataloader.num_workers=2,4: every dict value of the axis, crossed with the new values.
+    std::vector<Params> vals;
+    for (const auto& base : axis_it->values)
+      for (const auto& v : o.values) {
+        Params p = base;
+        p[o.key] = Scalar::infer(v);
+        vals.push_back(std::move(p));
+      }
+    axis_it->values = std::move(vals);
+    return true;
+  }
+  std::vector<Params> vals;
+  for (const auto& v : o.values) vals.push_back(Params{{o.key, Scalar::infer(v)}});
+  if (axis_it != w.matrix.end() && dot == std::string::npos) {
+    axis_it->values = std::move(vals);
+    return true;
+  }
+  bool used = w.params.count(o.key) > 0;
+  if (!used) {
+    auto names = placeholder_names(w);
+    used = std::find(names.begin(), names.end(), o.key) != names.end();
+  }
+  if (!used) return false;
+  w.params.erase(o.key);
+  w.matrix.push_back(model::Axis{o.key, std::move(vals), loc});
+  return true;
+}
+
+Status apply_overrides(std::vector<model::Workload>& ws, const std::vector<Override>& overrides) {
+  for (const auto& o : overrides) {
+    if (std::find(k_override_settings.begin(), k_override_settings.end(), o.key) != k_override_settings.end()) {
+      if (o.values.size() != 1)
+        return Error::input(fmt::format("--set {}: takes one value, got {}", o.key, o.values.size()));
+      const std::string& v = o.values[0];
+      for (auto& w : ws) {
+        if (o.key == "repeats") {
+          auto s = Scalar::infer(v);
+          if (s.kind != Scalar::Kind::Int || std::stoll(v) < 1)
+            return Error::input(fmt::format("--set repeats={}: must be a positive integer", v));
+          w.repeats = static_cast<int>(std::stoll(v));
+        } else if (o.key == "warmup") {
+          auto wu = parse_warmup_text(v);
+          if (!wu) return Error::input("--set warmup: " + wu.error().message);
+          w.warmup = *wu;
+        } else if (o.key == "log_limit") {
+          auto b = util::parse_bytes(v);
+          if (!b) return Error::input("--set log_limit: " + b.error().message);
+          w.log_limit_bytes = *b;
+        } else {
+          auto d = util::parse_duration_s(v);
+          if (!d || *d <= 0) return Error::input(fmt::format("--set {}={}: not a positive duration", o.key, v));
+          (o.key == "timeout" ? w.timeout_s : w.kill_grace_s) = *d;
+        }
+      }
+      continue;
+    }
+    bool matched = false;
+    for (auto& w : ws) matched = apply_param_override(w, o) || matched;
+    if (!matched) {
+      std::set<std::string> all;
+      for (const auto& w : ws) {
+        for (auto& k : known_params(w)) all.insert(k);
+        for (const auto& a : w.matrix) all.insert(a.name);
+      }
+      for (const auto& k : k_override_settings) all.insert(k);
+      std::vector<std::string> cands(all.begin(), all.end());
+      return Error::input(fmt::format("--set {}: no workload has a parameter '{}'{}; known: {}", o.key, o.key,
+                                      util::did_you_mean(o.key, cands), util::join(cands, ", ")));
+    }
+  }
+  return Ok{};
+}
+
+Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Error::input(fmt::format("{}:{}:{}: YAML syntax error: {}", display_path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const YAML::Exception& e) {
+    return Error::input(fmt::format("{}: YAML error: {}", display_path, e.what()));
+  }
+}
+
+Expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::input(fmt::format("{}: cannot read file ({})", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Expected<std::string> find_profile(const std::string& name, const std::string& suite_dir, const LoadOptions& opts) {
+  std::vector<fs::path> tries;
+  fs::path as_path(name);
+  if (name.find('/') != std::string::npos || as_path.extension() == ".yaml") tries.push_back(as_path);
+  std::vector<fs::path> dirs;
+  for (const auto& d : opts.profile_search_dirs) dirs.emplace_back(d);
+  dirs.push_back(fs::path(suite_dir) / ".." / "configs" / "profiles");
+  dirs.push_back(fs::path("configs") / "profiles");
+  for (const auto& d : dirs) tries.push_back(d / (name + ".yaml"));
+  for (const auto& t : tries)
+    if (fs::is_regular_file(t)) return t.lexically_normal().string();
+  std::vector<std::string> shown;
+  for (const auto& t : tries) shown.push_back(t.lexically_normal().string());
+  return Error::input(fmt::format("profile '{}' not found; looked in: {}", name, util::join(shown, ", ")));
+}
+
+Expected<Settings> load_profile(const std::string& path, const std::string& base_dir) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto root = parse_yaml(*text, path);
+  if (!root) return root.error();
+  Ctx c{path, base_dir};
+  if (auto st = check_map(c, *root, "a profile", k_profile_keys); !st) return st.error();
+  Settings s;
+  if ((*root)["defaults"]) {
+    if (auto st = check_map(c, (*root)["defaults"], "defaults", k_setting_keys); !st) return st.error();
+    if (auto st = read_settings(c, (*root)["defaults"], s); !st) return st.error();
+  }
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& builtin_placeholders() {
+  static const std::vector<std::string> k = {"repeat", "trial_dir", "metrics_file", "run_id", "suite_dir"};
+  return k;
+}
+
+Expected<Override> parse_override(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Error::input(fmt::format("--set '{}': expected KEY=VALUE[,VALUE...]", text));
+  Override o;
+  o.key = std::string(util::trim(std::string_view(text).substr(0, eq)));
+  for (auto& v : util::split(std::string_view(text).substr(eq + 1), ','))
+    o.values.emplace_back(util::trim(v));
+  if (o.values.empty() || std::any_of(o.values.begin(), o.values.end(), [](auto& v) { return v.empty(); }))
+    return Error::input(fmt::format("--set '{}': empty value", text));
+  return o;
+}
+
+Expected<model::Suite> load_suite_text(const std::string& text, const std::string& display_path,
+                                       const std::string& base_dir, const LoadOptions& opts) {
+  auto root_r = parse_yaml(text, display_path);
+  if (!root_r) return root_r.error();
+  const YAML::Node& root = *root_r;
+  Ctx c{display_path, base_dir};
+  if (root.IsNull()) return Error::input(fmt::format("{}: the suite file is empty", display_path));
+  if (auto st = check_map(c, root, "the suite", k_suite_keys); !st) return st.error();
+
+  model::Suite suite;
+  suite.path = display_path;
+  suite.dir = base_dir;
+  if (!root["suite"]) return err_at(c, root, "missing key 'suite' (the suite's name)");
+  auto name = get_string(c, root["suite"], "suite");
+  if (!name) return name.error();
+  suite.name = *name;
+  if (root["description"]) {
+    auto d = get_string(c, root["description"], "description");
+    if (!d) return d.error();
+    suite.description = *d;
+  }
+  if (root["seed"]) {
+    auto s = get_int(c, root["seed"], "seed", 0);
+    if (!s) return s.error();
+    suite.seed = static_cast<std::uint64_t>(*s);
+  }
+  if (root["order"]) {
+    auto o = get_string(c, root["order"], "order");
+    if (!o) return o.error();
+    const std::vector<std::string> orders = {"interleaved", "sequential"};
+    if (std::find(orders.begin(), orders.end(), *o) == orders.end())
+      return err_at(c, root["order"], fmt::format("order must be interleaved or sequential, found '{}'{}", *o,
+                                                   util::did_you_mean(*o, orders)));
+    suite.order = *o;
+  }
+
+  // Layer 0: built-in defaults; then profiles (suite's, then --profile); then suite defaults.
+  Settings base;
+  base.repeats = 5;
+  base.warmup = model::Warmup{};
+  base.timeout_s = 1200;
+  base.kill_grace_s = 5;
+  base.log_limit_bytes = 16ull << 20;
+  base.cwd = fs::current_path().string();
+  base.parser = "jsonl";
+  base.primary = "throughput";
+
+  std::vector<std::string> profile_names;
+  if (const auto& p = root["profile"]) {
+    if (p.IsScalar()) profile_names.push_back(p.Scalar());
+    else if (p.IsSequence())
+      for (const auto& e : p) {
+        auto s = get_string(c, e, "profile");
+        if (!s) return s.error();
+        profile_names.push_back(*s);
+      }
+    else return err_at(c, p, "profile must be a name or a list of names");
+  }
+  for (const auto& pn : opts.profiles) profile_names.push_back(pn);
+  for (const auto& pn : profile_names) {
+    auto path = find_profile(pn, base_dir, opts);
+    if (!path) return Error::input(fmt::format("{}: {}", display_path, path.error().message));
+    auto prof = load_profile(*path, fs::path(*path).parent_path().string());
+    if (!prof) return prof.error();
+    prof->apply_onto(base);
+    suite.profiles.push_back(*path);
+  }
+  if (const auto& d = root["defaults"]) {
+    if (auto st = check_map(c, d, "defaults", k_setting_keys); !st) return st.error();
+    Settings s;
+    if (auto st = read_settings(c, d, s); !st) return st.error();
+    s.apply_onto(base);
+  }
+
+  const YAML::Node& wl = root["workloads"];
+  if (!wl) return err_at(c, root, "missing key 'workloads' (a list of workloads to run)");
+  if (!wl.IsSequence()) return err_at(c, wl, fmt::format("workloads must be a list, found {}", type_name(wl)));
+  if (wl.size() == 0) return err_at(c, wl, "workloads is empty");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < wl.size(); ++i) {
+    auto raw = read_workload(c, wl[i], i);
+    if (!raw) return raw.error();
+    if (!names.insert(raw->w.name).second)
+      return err_at(c, wl[i]["name"], fmt::format("duplicate workload name '{}'", raw->w.name));
+    Settings eff = base;
+    raw->settings.apply_onto(eff);
+    auto& w = raw->w;
+    w.repeats = *eff.repeats;
+    w.warmup = *eff.warmup;
+    w.timeout_s = *eff.timeout_s;
+    w.kill_grace_s = *eff.kill_grace_s;
+    w.log_limit_bytes = *eff.log_limit_bytes;
+    w.cwd = *eff.cwd;
+    w.metrics.parser = *eff.parser;
+    w.metrics.primary = *eff.primary;
+    w.env = eff.env;
+    suite.workloads.push_back(std::move(w));
+  }
+
+  if (auto st = apply_overrides(suite.workloads, opts.overrides); !st) return st.error();
+  for (const auto& w : suite.workloads) {
+    if (auto st = validate_placeholders(c, w); !st) return st.error();
+    if (auto st = validate_filters(w); !st) return st.error();
+  }
+  return suite;
+}
+
+Expected<model::Suite> load_suite(const std::string& path, const LoadOptions& opts) {
+  if (!fs::exists(path)) return Error::input(fmt::format("{}: no such suite file", path));
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto dir = fs::absolute(fs::path(path)).parent_path().lexically_normal().string();
+  return load_suite_text(*text, path, dir, opts);
+}
+
+}  // namespace perfgate::suite

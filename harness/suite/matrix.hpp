@@ -1,0 +1,27 @@
+#pragma once
+// Matrix expansion: each workload's axes crossed, `exclude` entries dropped,
+// `include` entries added, `--only` filters applied.
+
+#include <string>
+#include <vector>
+
+#include "harness/model/plan.hpp"
+#include "harness/model/suite.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::suite {
+
+// Every configuration of every workload, in suite order, axes varying last-fastest.
+std::vector<model::Case> expand(const model::Suite& suite);
+
+// `--only KEY=V1,V2`: keep cases whose KEY is one of the values. KEY may be a
+// parameter ("graph_mode", "dataloader.num_workers") or "workload".
+struct CaseFilter {
+  std::string key;
+  std::vector<std::string> values;
+};
+Expected<CaseFilter> parse_filter(const std::string& text);
+// Keeps cases matching every filter; an error if a filter names a key no case has.
+Expected<std::vector<model::Case>> filter_cases(std::vector<model::Case> cases, const std::vector<CaseFilter>& filters);
+
+}  // namespace perfgate::suite

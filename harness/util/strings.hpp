@@ -1,0 +1,33 @@
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfgate::util {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char sep);
+std::string join(std::span<const std::string> parts, std::string_view sep);
+bool starts_with(std::string_view s, std::string_view prefix);
+std::string to_upper_identifier(std::string_view s);  // "dataloader.num_workers" -> "DATALOADER_NUM_WORKERS"
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The closest candidate within a distance that scales with the word, or nothing.
+std::optional<std::string> closest(std::string_view word, std::span<const std::string> candidates);
+// " (did you mean 'x'?)" or "".
+std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+// True for environment variable names that look like they hold credentials;
+// their values are never stored or shown.
+bool looks_secret(std::string_view env_name);
+
+// About four significant digits without exponents: "930.1", "12345", "0.0123".
+std::string format_value(double v);
+
+// Shortest round-trip text for a double, "nan"/"inf" as such.
+std::string format_number(double v);
+
+}  // namespace perfgate::util

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages perfgate needs to build, test and
+# run its shipped workloads. Idempotent: packages already present are skipped,
+# and apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake make pkg-config git
+  # libraries (each used by one harness module, see docs/design.md)
+  libyaml-cpp-dev          # suite/
+  libboost-dev             # headers: Boost.Process (exec/), Boost.Math (stats/)
+  libboost-filesystem-dev  # Boost.Process 1.74 links Boost.Filesystem
+  libsqlite3-dev sqlite3   # store/ (sqlite3 CLI is used by tests to check integrity)
+  nlohmann-json3-dev       # metrics/, report/
+  libcli11-dev             # cli/
+  libfmt-dev               # everywhere for formatting
+  catch2                   # unit tests (Catch2 v2)
+  libbenchmark-dev         # tests/bench
+  # workloads and statistics reference values
+  python3 python3-torch python3-scipy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
+    echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 2
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
