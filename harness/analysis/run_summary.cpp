@@ -16,6 +16,16 @@ bool is_harness_metric(std::string_view name) {
   return name == wall_time_s || name == cpu_time_s || name == peak_rss_mb || name == time_to_first_step_s;
 }
 
+// "exited with code 1; last lines of stderr:\n...\nValueError: x" -> "exited with code 1: ValueError: x"
+std::string brief_error(const std::string& error) {
+  auto nl = error.find('\n');
+  if (nl == std::string::npos) return error;
+  std::string head = error.substr(0, error.find(';'));
+  auto end = error.find_last_not_of(" \n");
+  auto start = error.rfind('\n', end);
+  return head + ": " + error.substr(start + 1, end - start);
+}
+
 }  // namespace
 
 const MetricRow* ConfigSummary::find(std::string_view metric) const {
@@ -56,7 +66,7 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
       default:
         ++cs.trials_failed;
         ++rs.trials_failed;
-        cs.failures.push_back(fmt::format("repeat {}: {}", t.repeat + 1, t.error.substr(0, t.error.find('\n'))));
+        cs.failures.push_back(fmt::format("repeat {}: {}", t.repeat + 1, brief_error(t.error)));
     }
     if (t.status != model::TrialStatus::Ok) continue;
     for (const auto& m : t.summaries) values[it->second][m.metric].push_back({t.id, t.repeat, m.value, m});
