@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -131,11 +132,19 @@ bool Session::start() {
   for (const auto& [k, v] : m_spec.env) env[k] = v;
 
   bp::group group;
+  const pid_t harness_pid = ::getpid();
   m_t0 = now_s();
   bp::child child(exe, bp::args(args), env, bp::start_dir(m_spec.cwd), bp::std_in < bp::null,
                   bp::std_out > out_pipe, bp::std_err > err_pipe, group,
                   // The harness ignores SIGPIPE; an ignored signal survives exec, so restore it.
-                  bp::extend::on_exec_setup([](auto&) { ::signal(SIGPIPE, SIG_DFL); }), ec);
+                  bp::extend::on_exec_setup([harness_pid](auto&) {
+                    ::signal(SIGPIPE, SIG_DFL);
+                    // If perfgate itself is killed (SIGKILL leaves it no chance to
+                    // clean up), the workload goes with it instead of running on unobserved.
+                    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+                    if (::getppid() != harness_pid) ::_exit(127);
+                  }),
+                  ec);
   if (ec || !child.valid()) {
     m_res.error = fmt::format("could not start '{}': {}", exe.string(), ec.message());
     return false;

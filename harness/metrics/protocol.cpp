@@ -79,6 +79,61 @@ std::string excerpt_of(std::string_view text) {
   return out;
 }
 
+// Fast path for the common line, a flat step record of numbers: reads it with
+// nlohmann's SAX interface, so no DOM is built. Anything else (nested objects,
+// arrays, non-finite tokens, errors) makes it give up, and the line takes the
+// general DOM path below; that is rare (summary and meta records, bad lines).
+class FlatRecordSax {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  std::vector<std::pair<std::string, double>>& fields;  // reused buffers: key text is overwritten in place
+  std::size_t count = 0;
+  int depth = 0;
+  bool pending_key = false;
+
+  explicit FlatRecordSax(std::vector<std::pair<std::string, double>>& f) : fields(f) {}
+
+  bool null() { return value_skip(); }
+  bool boolean(bool) { return value_skip(); }
+  bool number_integer(number_integer_t v) { return value(static_cast<double>(v)); }
+  bool number_unsigned(number_unsigned_t v) { return value(static_cast<double>(v)); }
+  bool number_float(number_float_t v, const string_t&) { return value(v); }
+  bool string(string_t&) { return value_skip(); }
+  bool binary(binary_t&) { return false; }
+  bool start_object(std::size_t) { return ++depth == 1; }
+  bool end_object() {
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) { return false; }
+  bool end_array() { return false; }
+  bool key(string_t& k) {
+    if (count == fields.size()) fields.emplace_back();
+    fields[count].first.assign(k);
+    pending_key = true;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  bool value(double v) {
+    if (depth != 1 || !pending_key) return false;
+    fields[count++].second = v;
+    pending_key = false;
+    return true;
+  }
+  bool value_skip() {  // strings, booleans, null: annotations, not metrics
+    if (depth != 1) return false;
+    pending_key = false;
+    return true;
+  }
+};
+
 }  // namespace
 
 std::string_view to_string(LineSource s) { return s == LineSource::File ? "metrics file" : "stdout"; }
@@ -113,6 +168,18 @@ void ProtocolParser::feed_stdout_line(std::string_view line, bool oversized, dou
 void ProtocolParser::parse(std::string_view text, LineSource src, long long line_no, bool oversized,
                            double arrival_t_s) {
   if (oversized) return bad(src, line_no, "line longer than 1 MiB", text);
+  {
+    FlatRecordSax sax(m_flat);
+    if (json::sax_parse(text, &sax) && sax.depth == 0) {
+      bool is_record = true;
+      for (std::size_t i = 0; i < sax.count; ++i)
+        if (m_flat[i].first == "summary" || m_flat[i].first == "meta") is_record = false;
+      if (is_record) {
+        ++m_records;
+        return step_record(m_flat, sax.count, src, line_no, arrival_t_s, text);
+      }
+    }
+  }
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) {
     bool changed = false;
@@ -156,13 +223,27 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
     return;
   }
 
+  std::size_t n = 0;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    auto v = number_of(it.value());
+    if (!v) continue;  // strings, booleans, objects: annotations, not metrics
+    if (n == m_flat.size()) m_flat.emplace_back();
+    m_flat[n].first = it.key();
+    m_flat[n].second = *v;
+    ++n;
+  }
+  step_record(m_flat, n, src, line_no, arrival_t_s, text);
+}
+
+void ProtocolParser::step_record(const std::vector<std::pair<std::string, double>>& fields, std::size_t count,
+                                 LineSource src, long long line_no, double arrival_t_s, std::string_view text) {
   // A step record. "step" may be left out (then steps count up from the last one).
   long long step = m_last_step + 1;
   double t_s = arrival_t_s;
   m_values.clear();
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const auto& key = it.key();
-    auto v = number_of(it.value());
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string& key = fields[i].first;
+    std::optional<double> v = fields[i].second;
     if (key == "step") {
       if (!v || !std::isfinite(*v) || *v < 0) return bad(src, line_no, "\"step\" must be a non-negative number", text);
       step = static_cast<long long>(*v);
@@ -172,8 +253,15 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
       if (v && std::isfinite(*v)) t_s = *v;
       continue;
     }
-    if (!v) continue;  // strings, booleans, objects: annotations, not metrics
-    int id = metric_id(key);
+    // Records usually repeat their keys in the same order: try the id seen at this position first.
+    int id = -1;
+    if (i < m_position_ids.size() && m_position_ids[i].first == key) {
+      id = m_position_ids[i].second;
+    } else {
+      id = metric_id(key);
+      if (i >= m_position_ids.size()) m_position_ids.resize(i + 1);
+      m_position_ids[i] = {key, id};
+    }
     if (id < 0) {
       bad(src, line_no, fmt::format("metric name '{}' is invalid or one too many", excerpt_of(key)), text);
       continue;

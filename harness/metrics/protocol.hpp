@@ -55,12 +55,16 @@ class ProtocolParser {
 
  private:
   void parse(std::string_view text, LineSource src, long long line_no, bool oversized, double arrival_t_s);
+  void step_record(const std::vector<std::pair<std::string, double>>& fields, std::size_t count, LineSource src,
+                   long long line_no, double arrival_t_s, std::string_view text);
   void bad(LineSource src, long long line_no, std::string reason, std::string_view text);
   int metric_id(std::string_view name);
 
   ProtocolSink& m_sink;
   std::unordered_map<std::string, int> m_ids;
   std::vector<std::pair<int, double>> m_values;  // reused per step
+  std::vector<std::pair<std::string, int>> m_position_ids;  // key and metric id last seen at each field position
+  std::vector<std::pair<std::string, double>> m_flat;  // reused per line: the record's numeric fields
   long long m_file_lines = 0, m_stdout_lines = 0;
   long long m_last_step = -1;
   long long m_records = 0;

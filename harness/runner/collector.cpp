@@ -10,7 +10,8 @@
 namespace perfgate::runner {
 
 TrialCollector::TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup)
-    : m_store(store), m_trial_id(trial_id), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this) {}
+    : m_store(store), m_trial_id(trial_id), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this),
+      m_writer(store, trial_id) {}
 
 TrialCollector::~TrialCollector() {
   if (m_file) std::fclose(m_file);
@@ -43,6 +44,7 @@ void TrialCollector::on_tick(double t_s, bool final) {
   if (final) {
     m_file_lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
     flush();
+    if (auto st = m_writer.drain(); !st && m_store_status) m_store_status = st;
     return;
   }
   if (m_pending.size() >= k_flush_rows || t_s - m_last_flush_t >= k_flush_interval_s) {
@@ -52,9 +54,8 @@ void TrialCollector::on_tick(double t_s, bool final) {
 }
 
 void TrialCollector::flush() {
-  if (m_pending.empty()) return;
-  if (m_store_status) m_store_status = m_store.append_samples(m_trial_id, m_pending);
-  m_pending.clear();
+  m_writer.submit(m_pending);
+  m_pending.reserve(k_flush_rows);
 }
 
 void TrialCollector::on_new_metric(int id, std::string_view name) {

@@ -10,6 +10,7 @@
 
 #include "harness/exec/launcher.hpp"
 #include "harness/metrics/protocol.hpp"
+#include "harness/runner/sample_writer.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
 #include "harness/store/store.hpp"
@@ -77,6 +78,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   std::FILE* m_file = nullptr;
   std::vector<Series> m_series;  // indexed by parser metric id
   std::vector<store::SampleRow> m_pending;
+  SampleWriter m_writer;
   double m_last_flush_t = 0;
   long long m_steps = 0;
   double m_first_step_arrival = -1;

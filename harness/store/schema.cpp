@@ -68,11 +68,17 @@ CREATE TABLE trials(
   steps INTEGER NOT NULL DEFAULT 0,
   malformed_lines INTEGER NOT NULL DEFAULT 0,
   notes TEXT NOT NULL DEFAULT '',
-  log_dir TEXT NOT NULL DEFAULT ''
+  log_dir TEXT NOT NULL DEFAULT '',
+  -- The trial's rows in samples lie within this rowid range (see samples).
+  samples_first_rowid INTEGER,
+  samples_last_rowid INTEGER
 );
 CREATE INDEX trials_run ON trials(run_id, seq);
 CREATE INDEX trials_config ON trials(config_id);
 -- Raw step samples. value NULL stands for NaN (SQLite stores no NaN).
+-- No index: rows are appended in rowid order and found through the rowid
+-- range kept on their trial, which makes ingestion about twice as fast as
+-- maintaining an index over millions of rows.
 CREATE TABLE samples(
   trial_id INTEGER NOT NULL,
   metric_id INTEGER NOT NULL,
@@ -80,7 +86,6 @@ CREATE TABLE samples(
   t_s REAL NOT NULL,                 -- seconds since the trial started
   value REAL
 );
-CREATE INDEX samples_trial_metric ON samples(trial_id, metric_id);
 CREATE TABLE trial_summaries(
   trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
   metric_id INTEGER NOT NULL REFERENCES metrics(id),

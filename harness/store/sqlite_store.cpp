@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,9 @@ class SqliteStore final : public Store {
   std::string m_path;
   double m_busy_s;
   std::unique_ptr<Stmt> m_insert_sample;
+  // One connection, used by the runner and its sample-writer thread: every
+  // public method holds this, so transactions never interleave.
+  std::recursive_mutex m_mu;
 };
 
 constexpr const char* k_run_columns =
@@ -177,6 +181,7 @@ Status SqliteStore::init() {
 }
 
 Expected<long long> SqliteStore::begin_run(const RunRecord& r) {
+  std::lock_guard lock(m_mu);
   long long id = 0;
   auto st = transaction("recording the new run", [&]() -> Status {
     Stmt s(m_db,
@@ -203,6 +208,7 @@ Expected<long long> SqliteStore::begin_run(const RunRecord& r) {
 }
 
 Status SqliteStore::update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) {
+  std::lock_guard lock(m_mu);
   return transaction("recording the run plan", [&]() -> Status {
     Stmt s(m_db, "UPDATE runs SET plan = ?, artifacts_dir = ? WHERE id = ?");
     s.bind(1, plan_json).bind(2, artifacts_dir).bind(3, run_id);
@@ -212,6 +218,7 @@ Status SqliteStore::update_run_plan(long long run_id, const std::string& plan_js
 }
 
 Status SqliteStore::finish_run(long long run_id, model::RunStatus status, double ended_at) {
+  std::lock_guard lock(m_mu);
   return transaction("closing the run", [&]() -> Status {
     Stmt s(m_db, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?");
     s.bind(1, std::string(model::to_string(status))).bind(2, ended_at).bind(3, run_id);
@@ -225,6 +232,7 @@ Status SqliteStore::finish_run(long long run_id, model::RunStatus status, double
 }
 
 Expected<long long> SqliteStore::config_id(const std::string& workload, const std::string& params_json) {
+  std::lock_guard lock(m_mu);
   long long id = 0;
   auto st = transaction("recording a configuration", [&]() -> Status {
     Stmt ins(m_db, "INSERT OR IGNORE INTO configs(workload, params) VALUES (?, ?)");
@@ -241,6 +249,7 @@ Expected<long long> SqliteStore::config_id(const std::string& workload, const st
 }
 
 Expected<long long> SqliteStore::metric_id(const model::MetricInfo& info) {
+  std::lock_guard lock(m_mu);
   long long id = 0;
   auto st = transaction("recording a metric", [&]() -> Status {
     Stmt ins(m_db,
@@ -260,6 +269,7 @@ Expected<long long> SqliteStore::metric_id(const model::MetricInfo& info) {
 }
 
 Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
+  std::lock_guard lock(m_mu);
   long long id = 0;
   auto st = transaction("recording a trial start", [&]() -> Status {
     Stmt s(m_db,
@@ -275,9 +285,11 @@ Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
 }
 
 Status SqliteStore::append_samples(long long trial_id, std::span<const SampleRow> rows) {
+  std::lock_guard lock(m_mu);
   if (rows.empty()) return Ok{};
   return transaction("storing step samples", [&]() -> Status {
     auto& s = *m_insert_sample;
+    long long first_rowid = 0;
     for (const auto& r : rows) {
       s.bind(1, trial_id).bind(2, r.metric_id).bind(3, r.step).bind(4, r.t_s);
       if (std::isnan(r.value)) s.bind_null(5);  // SQLite has no NaN; NULL marks it
@@ -285,12 +297,19 @@ Status SqliteStore::append_samples(long long trial_id, std::span<const SampleRow
       int rc = s.step();
       s.reset();
       if (rc != SQLITE_DONE) return fail(rc, "storing step samples");
+      if (first_rowid == 0) first_rowid = sqlite3_last_insert_rowid(m_db);
     }
+    Stmt range(m_db,
+               "UPDATE trials SET samples_first_rowid = coalesce(samples_first_rowid, ?), samples_last_rowid = ? "
+               "WHERE id = ?");
+    range.bind(1, first_rowid).bind(2, sqlite3_last_insert_rowid(m_db)).bind(3, trial_id);
+    if (int rc = range.step(); rc != SQLITE_DONE) return fail(rc, "storing step samples");
     return Ok{};
   });
 }
 
 Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const long long> ids) {
+  std::lock_guard lock(m_mu);
   PERFGATE_CHECK(ids.size() == t.summaries.size());
   return transaction("recording a finished trial", [&]() -> Status {
     Stmt s(m_db,
@@ -327,6 +346,7 @@ Expected<std::vector<std::string>> SqliteStore::tags_of(long long run_id) {
 }
 
 Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::string& suite) {
+  std::lock_guard lock(m_mu);
   std::vector<RunListRow> out;
   std::string sql = fmt::format(
       "SELECT {}, (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok'), "
@@ -357,6 +377,7 @@ Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::s
 }
 
 Expected<long long> SqliteStore::resolve_run(const std::string& sel) {
+  std::lock_guard lock(m_mu);
   if (sel.empty()) return Error::input("empty run selector; use an id, 'latest' or 'latest:TAG'");
   if (std::all_of(sel.begin(), sel.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     Stmt s(m_db, "SELECT id FROM runs WHERE id = ?");
@@ -386,6 +407,7 @@ Expected<long long> SqliteStore::resolve_run(const std::string& sel) {
 }
 
 Expected<RunData> SqliteStore::load_run(long long run_id) {
+  std::lock_guard lock(m_mu);
   RunData d;
   {
     std::string sql = fmt::format("SELECT {} FROM runs WHERE id = ?", k_run_columns);
@@ -476,8 +498,12 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
 }
 
 Expected<std::vector<SampleRow>> SqliteStore::load_samples(long long trial_id, long long metric_id) {
+  std::lock_guard lock(m_mu);
   std::vector<SampleRow> out;
-  Stmt s(m_db, "SELECT step, t_s, value FROM samples WHERE trial_id = ? AND metric_id = ? ORDER BY rowid");
+  Stmt s(m_db,
+         "SELECT step, t_s, value FROM samples WHERE rowid BETWEEN "
+         "(SELECT samples_first_rowid FROM trials WHERE id = ?1) AND (SELECT samples_last_rowid FROM trials WHERE id = ?1) "
+         "AND trial_id = ?1 AND metric_id = ?2 ORDER BY rowid");
   s.bind(1, trial_id).bind(2, metric_id);
   int rc;
   while ((rc = s.step()) == SQLITE_ROW)
@@ -487,6 +513,7 @@ Expected<std::vector<SampleRow>> SqliteStore::load_samples(long long trial_id, l
 }
 
 Expected<int> SqliteStore::close_abandoned_runs(const std::string& host) {
+  std::lock_guard lock(m_mu);
   std::vector<long long> dead;
   {
     Stmt s(m_db, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?");
