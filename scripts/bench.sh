@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds and runs the benchmarks with repetitions; prints medians.
+#   scripts/bench.sh            all
+# Numbers on shared 2-core machines are noisy: compare ratios measured in one run.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+"$repo_root/scripts/setup.sh"
+configure_and_build -DPERFGATE_ENABLE_BENCHMARKS=ON
+cd "$build_dir/tests/bench"
+reps=${PERFGATE_BENCH_REPS:-5}
+./bench_trial_overhead --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+./bench_ingest --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+/usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats "$reps"
+rm -rf bench-scratch

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""End-to-end ingestion benchmark: one trial that emits 1M step records.
+
+The workload copies a prepared metrics file of N step records (3 metrics
+each) into $PERFGATE_METRICS, so the harness's reading, parsing and storing
+dominate. Runs `perfgate run` R times and prints medians of: the harness's
+wall time, records/s and samples/s (samples = metric values), and the peak
+RSS of the perfgate process (wait4 rusage, which covers perfgate and the tiny
+`cp`, never more than the larger of them).
+
+usage: ingest_e2e.py PERFGATE_BIN [--records 1000000] [--repeats 5]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("perfgate")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    a = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="perfgate-ingest-", dir=os.getcwd())
+    try:
+        data = os.path.join(work, "steps.jsonl")
+        with open(data, "w") as f:
+            for i in range(a.records):
+                f.write(json.dumps({"step": i, "step_time_ms": 10.0 + (i % 7) * 0.1,
+                                    "throughput": 3200.0 - (i % 5), "loss": 2.0 - i * 1e-6}) + "\n")
+        suite = os.path.join(work, "ingest.yaml")
+        with open(suite, "w") as f:
+            f.write("suite: ingest\ndefaults: {repeats: 1}\nworkloads:\n"
+                    f"  - name: replay\n    command: [cp, {data}, \"{{metrics_file}}\"]\n")
+        walls, rss = [], []
+        for r in range(a.repeats):
+            db = os.path.join(work, f"run{r}.db")
+            t0 = time.perf_counter()
+            p = subprocess.Popen([a.perfgate, "run", suite, "--db", db, "-q", "--commit", "bench"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(p.pid, 0)
+            walls.append(time.perf_counter() - t0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            if p.returncode != 0:
+                raise SystemExit(f"perfgate failed: {p.stderr.read().decode()}")
+            rss.append(usage.ru_maxrss / 1024.0)
+        samples = a.records * 3
+        med = statistics.median(walls)
+        print(f"records: {a.records}, samples: {samples}, runs: {a.repeats}")
+        print(f"perfgate run wall time: median {med:.2f} s (min {min(walls):.2f}, max {max(walls):.2f})")
+        print(f"ingestion: median {a.records / med:,.0f} records/s, {samples / med:,.0f} samples/s")
+        print(f"perfgate peak RSS: median {statistics.median(rss):.1f} MB (max {max(rss):.1f} MB)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
