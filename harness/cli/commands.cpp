@@ -160,6 +160,10 @@ void setup_runs(CLI::App& sub, State& s) {
 int do_runs(State& s) {
   auto reporter = report::make_run_reporter(s.format);
   if (!reporter) return fail(reporter.error());
+  if (!fs::exists(s.globals.db_path)) {
+    std::cout << (*reporter)->runs({});  // nothing recorded yet; do not create a database just to say so
+    return 0;
+  }
   auto st = open_store(s);
   if (!st) return fail(st.error());
   auto rows = (*st)->list_runs(s.limit, s.suite_filter);

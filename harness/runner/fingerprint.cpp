@@ -48,6 +48,32 @@ std::string fnv1a_hex(const std::string& s) {
 
 }  // namespace
 
+NpuInventory npus_from_npu_smi_info(const std::string& text) {
+  NpuInventory inv;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto cells = util::split(line, '|');
+    if (cells.size() < 3) continue;
+    auto first = std::string(util::trim(cells[1]));
+    if (first.starts_with("npu-smi ")) {
+      auto v = first.find("Version:");
+      inv.tool_version = v == std::string::npos ? std::string(util::trim(first.substr(8)))
+                                                : std::string(util::trim(first.substr(v + 8)));
+      continue;
+    }
+    // The first row of a chip: "| 0     910B2C   | OK   | ...": an id, a name, then a health word.
+    std::istringstream cell(first);
+    std::string id, name;
+    if (!(cell >> id >> name)) continue;
+    if (!std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) continue;
+    auto health = std::string(util::trim(cells[2]));
+    if (health.empty() || !std::isalpha(static_cast<unsigned char>(health[0]))) continue;
+    inv.models.push_back(name);
+  }
+  return inv;
+}
+
 std::string hostname() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
@@ -113,9 +139,12 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
       if (!util::trim(line).empty()) gpus.push_back(std::string(util::trim(line)));
     comparable["gpus"] = gpus;
   }
-  if (auto out = exec::capture_output({"npu-smi", "info", "-l"}, 5)) {
-    auto count = field(*out, "Total Count");
-    if (!count.empty()) comparable["npu_count"] = count;
+  if (auto out = exec::capture_output({"npu-smi", "info"}, 10)) {
+    auto npus = npus_from_npu_smi_info(*out);
+    if (!npus.models.empty()) {
+      comparable["npus"] = npus.models;
+      comparable["npu_smi_version"] = npus.tool_version;
+    }
   }
   if (opts.probe_python) {
     if (auto out = exec::capture_output(
