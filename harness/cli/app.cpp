@@ -36,11 +36,18 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.fallthrough();
 
-  // Unknown subcommands get a suggestion before CLI11 sees them.
-  if (argc > 1 && argv[1][0] != '-') {
+  // Unknown subcommands get a suggestion before CLI11 sees them. The command
+  // is the first word that is neither a global option nor its value.
+  int cmd_index = 1;
+  while (cmd_index < argc && argv[cmd_index][0] == '-') {
+    std::string_view opt = argv[cmd_index];
+    bool takes_value = (opt == "--db" || opt == "--db-timeout");
+    cmd_index += takes_value ? 2 : 1;
+  }
+  if (cmd_index < argc) {
     std::vector<std::string> names;
     for (const auto& c : commands()) names.push_back(c.name);
-    std::string first = argv[1];
+    std::string first = argv[cmd_index];
     if (std::find(names.begin(), names.end(), first) == names.end()) {
       std::cerr << fmt::format("perfgate: unknown command '{}'{}; commands: {}\n", first,
                                util::did_you_mean(first, names), util::join(names, ", "));

@@ -20,6 +20,7 @@
 #include "harness/exec/proc_tree.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/line_splitter.hpp"
+#include "harness/util/strings.hpp"
 
 namespace bp = boost::process;
 
@@ -331,7 +332,7 @@ void Session::run() {
   m_res.stderr_bytes = m_err.total_bytes();
   m_res.stdout_truncated = m_out.truncated();
   m_res.stderr_truncated = m_err.truncated();
-  m_res.stderr_tail = m_err.last_lines(10);
+  m_res.stderr_tail = util::sanitize_utf8(m_err.last_lines(10));
   tick(true);
 }
 

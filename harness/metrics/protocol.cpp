@@ -1,5 +1,6 @@
 #include "harness/metrics/protocol.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -266,7 +267,10 @@ void ProtocolParser::step_record(const std::vector<std::pair<std::string, double
       bad(src, line_no, fmt::format("metric name '{}' is invalid or one too many", excerpt_of(key)), text);
       continue;
     }
-    m_values.emplace_back(id, *v);
+    // A key given twice in one record: the last value wins, as in a JSON object.
+    auto dup = std::find_if(m_values.begin(), m_values.end(), [&](const auto& e) { return e.first == id; });
+    if (dup != m_values.end()) dup->second = *v;
+    else m_values.emplace_back(id, *v);
   }
   if (m_values.empty()) return bad(src, line_no, "a step record with no numeric metric", text);
   m_last_step = step;

@@ -66,7 +66,7 @@ std::string params_json(const Params& p) {
                                       }
                                       return ptr;
                                     }())] = to_json(value);
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Params params_from_json(const std::string& json_text) {

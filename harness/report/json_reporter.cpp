@@ -109,7 +109,7 @@ class JsonReporter final : public RunReporter {
                              {"malformed_lines", t.malformed_lines},
                              {"notes", t.notes},
                              {"log_dir", t.log_dir}});
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 
   std::string runs(const std::vector<store::RunListRow>& rows) const override {
@@ -121,7 +121,7 @@ class JsonReporter final : public RunReporter {
       rj["trials_total"] = r.trials_total;
       j.push_back(std::move(rj));
     }
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 };
 

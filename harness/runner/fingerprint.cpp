@@ -146,9 +146,9 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
       comparable["npu_smi_version"] = npus.tool_version;
     }
   }
-  if (opts.probe_python) {
+  if (!opts.python.empty()) {
     if (auto out = exec::capture_output(
-            {"python3", "-c",
+            {opts.python, "-c",
              "import importlib.util as u, sys\n"
              "print('python', sys.version.split()[0])\n"
              "if u.find_spec('torch'):\n import torch; print('torch', torch.__version__)\n"
@@ -161,7 +161,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
   }
   nlohmann::json all = comparable;
   for (auto it = context.begin(); it != context.end(); ++it) all[it.key()] = it.value();
-  return {all.dump(), fnv1a_hex(comparable.dump())};
+  return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
 }
 
 }  // namespace perfgate::runner

@@ -14,7 +14,9 @@ struct Fingerprint {
 };
 
 struct FingerprintOptions {
-  bool probe_python = false;  // ask python3 for torch / torch_npu versions (takes about a second)
+  // A Python interpreter to ask for its torch / torch_npu versions (about a
+  // second); the workloads' own, so the versions are the ones that ran. Empty: no probe.
+  std::string python;
 };
 
 Fingerprint machine_fingerprint(const FingerprintOptions& opts);

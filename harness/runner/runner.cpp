@@ -88,7 +88,7 @@ std::string plan_json(const model::Plan& plan) {
     j["cases"].push_back({{"workload", c.workload}, {"params", nlohmann::json::parse(c.params_json)}});
   j["trials"] = nlohmann::json::array();
   for (const auto& t : plan.trials) j["trials"].push_back({t.case_index, t.repeat});
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string recorded_env_json(const model::Suite& suite) {
@@ -98,7 +98,7 @@ std::string recorded_env_json(const model::Suite& suite) {
     if (auto it = env.find(k); it != env.end()) j[k] = util::looks_secret(k) ? "<redacted>" : it->second;
   for (const auto& w : suite.workloads)
     for (const auto& [k, v] : w.env) j[k] = util::looks_secret(k) ? "<redacted>" : v;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
@@ -110,10 +110,16 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   if (auto closed = st.close_abandoned_runs(hostname()); !closed) return closed.error();
   else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
 
-  bool wants_python = false;
-  for (const auto& w : suite.workloads)
-    if (!w.command.empty() && fs::path(w.command[0]).filename().string().starts_with("python")) wants_python = true;
-  auto fp = machine_fingerprint({opts.probe_python && wants_python});
+  FingerprintOptions fo;
+  for (const auto& w : suite.workloads) {
+    if (!opts.probe_python || w.shell || w.command.empty()) continue;
+    fs::path exe(w.command[0]);
+    if (!exe.filename().string().starts_with("python")) continue;
+    // The interpreter the workload runs, so the torch version recorded is the one measured.
+    fo.python = exe.has_parent_path() && exe.is_relative() ? (fs::path(w.cwd) / exe).string() : exe.string();
+    break;
+  }
+  auto fp = machine_fingerprint(fo);
 
   store::RunRecord rec;
   rec.suite = suite.name;

@@ -350,7 +350,7 @@ Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::s
   std::vector<RunListRow> out;
   std::string sql = fmt::format(
       "SELECT {}, (SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status = 'ok'), "
-      "(SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status NOT IN ('ok', 'running')), "
+      "(SELECT count(*) FROM trials t WHERE t.run_id = runs.id AND t.status IN ('failed', 'timed_out')), "
       "(SELECT count(*) FROM trials t WHERE t.run_id = runs.id) FROM runs {} ORDER BY id DESC LIMIT ?",
       k_run_columns, suite.empty() ? "" : "WHERE suite = ?");
   Stmt s(m_db, sql.c_str());

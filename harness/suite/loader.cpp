@@ -67,6 +67,8 @@ Status check_map(const Ctx& c, const YAML::Node& n, const std::string& what, con
     if (!it->first.IsScalar()) return err_at(c, it->first, fmt::format("keys of {} must be plain names", what));
     auto key = it->first.Scalar();
     if (!seen.insert(key).second) return err_at(c, it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    // yaml-cpp places an empty value at the next token, so point at the key instead.
+    if (it->second.IsNull()) return err_at(c, it->first, fmt::format("'{}' in {} has no value", key, what));
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       return err_at(c, it->first,
                     fmt::format("unknown key '{}' in {}{}; allowed: {}", key, what, util::did_you_mean(key, allowed),
@@ -587,6 +589,13 @@ Expected<Override> parse_override(const std::string& text) {
 
 Expected<model::Suite> load_suite_text(const std::string& text, const std::string& display_path,
                                        const std::string& base_dir, const LoadOptions& opts) {
+  if (auto bad = util::first_invalid_utf8(text); bad != std::string::npos) {
+    auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    auto line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+    auto column = line_start == std::string::npos || bad == 0 ? bad + 1 : bad - line_start;
+    return Error::input(fmt::format("{}:{}:{}: the file is not valid UTF-8 (byte 0x{:02X}); save it as UTF-8",
+                                    display_path, line, column, static_cast<unsigned char>(text[bad])));
+  }
   auto root_r = parse_yaml(text, display_path);
   if (!root_r) return root_r.error();
   const YAML::Node& root = *root_r;

@@ -95,6 +95,48 @@ bool looks_secret(std::string_view env_name) {
   return up.size() >= 4 && up.compare(up.size() - 4, 4, "_KEY") == 0;
 }
 
+namespace {
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  if (n == 2 && c < 0xC2) return 0;                                   // overlong
+  if (n == 3 && c == 0xE0 && b(i + 1) < 0xA0) return 0;               // overlong
+  if (n == 3 && c == 0xED && b(i + 1) >= 0xA0) return 0;              // surrogates
+  if (n == 4 && (c > 0xF4 || (c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) >= 0x90))) return 0;
+  return n;
+}
+}  // namespace
+
+std::size_t first_invalid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 std::string format_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

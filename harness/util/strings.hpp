@@ -27,6 +27,11 @@ bool looks_secret(std::string_view env_name);
 // About four significant digits without exponents: "930.1", "12345", "0.0123".
 std::string format_value(double v);
 
+// Byte offset of the first byte that is not part of valid UTF-8, or npos.
+std::size_t first_invalid_utf8(std::string_view s);
+// Valid UTF-8: every invalid byte becomes U+FFFD. Workload output is bytes, reports are text.
+std::string sanitize_utf8(std::string_view s);
+
 // Shortest round-trip text for a double, "nan"/"inf" as such.
 std::string format_number(double v);
 

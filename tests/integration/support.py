@@ -1,0 +1,247 @@
+"""Helpers for perfgate's integration tests: the real binary against real workloads.
+
+Environment:
+  PERFGATE_BIN         the perfgate executable (default /work/main/build/perfgate)
+  PERFGATE_SOURCE_DIR  the repository root     (default /work/main)
+
+Every test gets its own temporary directory (database, suites, artifacts) and a
+unique marker string. Workloads that may outlive perfgate carry the marker in
+their argv; whatever still runs with it at the end of a test is killed, so no
+test leaves a process behind.
+
+Workloads of the test suites run under `self.python`, a symlink to this
+interpreter whose name does not start with "python": perfgate probes the torch
+version (a ~2 s import) only for suites whose command starts with python*, and
+most tests have nothing to gain from it. The smoke and parameter tests use a
+plain `python3` command and so exercise the probe.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import uuid
+from pathlib import Path
+
+PERFGATE_BIN = os.environ.get("PERFGATE_BIN") or "/work/main/build/perfgate"
+SOURCE_DIR = Path(os.environ.get("PERFGATE_SOURCE_DIR") or "/work/main")
+HERE = Path(__file__).resolve().parent
+WORKLOADS = HERE / "workloads"
+
+# Exit codes of every perfgate subcommand (docs: DESIGN.md "Exit codes").
+EXIT_OK, EXIT_REGRESSION, EXIT_INPUT, EXIT_HARNESS = 0, 1, 2, 3
+
+
+def workload(name):
+    """Absolute path of a workload script in tests/integration/workloads."""
+    p = WORKLOADS / name
+    assert p.is_file(), p
+    return str(p)
+
+
+def yq(s):
+    """A YAML double-quoted scalar (JSON strings are valid YAML)."""
+    return json.dumps(str(s))
+
+
+def flow_list(items):
+    """A YAML flow sequence of double-quoted scalars."""
+    return "[" + ", ".join(yq(i) for i in items) + "]"
+
+
+def marked_pids(marker):
+    """Pids of live (non-zombie) processes whose argv contains `marker`."""
+    pids = []
+    me = os.getpid()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == me:
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmd:
+            pids.append(int(d))
+    return pids
+
+
+def kill_marked(marker, wait_s=2.0):
+    """SIGKILLs every process carrying `marker`; returns how many there were."""
+    found = marked_pids(marker)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + wait_s
+    while marked_pids(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(found)
+
+
+def wait_until(predicate, timeout_s, interval_s=0.02):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return predicate()
+
+
+class Background:
+    """A perfgate process started with Popen whose stderr lines are collected live."""
+
+    def __init__(self, argv, cwd, env=None):
+        self.stdout_file = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=self.stdout_file,
+                                     stderr=subprocess.PIPE)
+        self.lines = []
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            with self._lock:
+                self.lines.append(raw.decode("utf-8", "replace"))
+
+    def stderr(self):
+        with self._lock:
+            return "".join(self.lines)
+
+    def wait_for_line(self, pattern, timeout_s):
+        rx = re.compile(pattern)
+        return wait_until(lambda: any(rx.search(l) for l in list(self.lines)) or self.proc.poll() is not None,
+                          timeout_s) and any(rx.search(l) for l in list(self.lines))
+
+    def wait(self, timeout_s):
+        rc = self.proc.wait(timeout=timeout_s)
+        self._reader.join(timeout=5)
+        return rc
+
+    def stdout(self):
+        self.stdout_file.seek(0)
+        return self.stdout_file.read().decode("utf-8", "replace")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._reader.join(timeout=5)
+        if self.proc.stderr:
+            self.proc.stderr.close()
+        self.stdout_file.close()
+
+
+class PerfgateTestCase(unittest.TestCase):
+    maxDiff = None
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="perfgate-it-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.db = self.tmp / "perfgate.db"
+        self.marker = "pgmark" + uuid.uuid4().hex
+        # Cleanups run last-in first-out: processes die before their directory goes.
+        self.addCleanup(kill_marked, self.marker)
+        bindir = self.tmp / "bin"
+        bindir.mkdir()
+        self.python = str(bindir / "wl-python")
+        os.symlink(sys.executable, self.python)
+        self.assertTrue(os.access(PERFGATE_BIN, os.X_OK), f"perfgate binary not found at {PERFGATE_BIN}")
+
+    # -- running perfgate ---------------------------------------------------
+
+    def env(self, **extra):
+        e = dict(os.environ)
+        e.update(extra)
+        return e
+
+    def perfgate(self, *args, cwd=None, timeout=120, env=None, db=True):
+        """Runs perfgate to completion; returns the CompletedProcess (text)."""
+        argv = [PERFGATE_BIN]
+        if db:
+            argv += ["--db", str(self.db if db is True else db)]
+        argv += [str(a) for a in args]
+        return subprocess.run(argv, cwd=str(cwd or self.tmp), env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, errors="replace", timeout=timeout)
+
+    def start_perfgate(self, *args, cwd=None, env=None, db=True):
+        argv = [PERFGATE_BIN]
+        if db:
+            argv += ["--db", str(self.db if db is True else db)]
+        argv += [str(a) for a in args]
+        bg = Background(argv, cwd=str(cwd or self.tmp), env=env)
+        self.addCleanup(bg.close)
+        return bg
+
+    def assertExit(self, r, code, msg=""):
+        self.assertEqual(r.returncode, code,
+                         f"{msg}\nexit {r.returncode}, expected {code}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}")
+
+    def show_json(self, selector="latest", db=True):
+        r = self.perfgate("show", selector, "--format", "json", db=db)
+        self.assertExit(r, 0, "show --format json")
+        return json.loads(r.stdout)
+
+    def runs_json(self, db=True):
+        r = self.perfgate("runs", "--format", "json", "--limit", "100", db=db)
+        self.assertExit(r, 0, "runs --format json")
+        return json.loads(r.stdout)
+
+    # -- suites -------------------------------------------------------------
+
+    def write_suite(self, text, name="suite.yaml"):
+        p = self.tmp / name
+        p.write_text(text)
+        return p
+
+    def command(self, script, *args):
+        """A YAML flow list: [<wl-python>, <workload script>, args...]."""
+        return flow_list([self.python, workload(script), *args])
+
+    # -- database -----------------------------------------------------------
+
+    def query(self, sql, params=(), db=None):
+        con = sqlite3.connect(f"file:{db or self.db}?mode=ro", uri=True, timeout=5)
+        try:
+            return con.execute(sql, params).fetchall()
+        finally:
+            con.close()
+
+    # -- processes ----------------------------------------------------------
+
+    def assertNoMarkedProcesses(self, grace_s=1.0, marker=None):
+        """Nothing carrying the marker runs any more (a SIGKILLed process may need a moment to go)."""
+        marker = marker or self.marker
+        wait_until(lambda: not marked_pids(marker), grace_s)
+        left = marked_pids(marker)
+        details = []
+        for pid in left:
+            try:
+                details.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+            except OSError:
+                pass
+        self.assertEqual(left, [], "workload processes outlived perfgate:\n" + "\n".join(details))
+
+
+def trials_by_status(show):
+    out = {}
+    for t in show["trials"]:
+        out.setdefault(t["status"], []).append(t)
+    return out
+
+
+def metric(config, name):
+    for m in config["metrics"]:
+        if m["metric"] == name:
+            return m
+    raise AssertionError(f"metric {name} not in {[m['metric'] for m in config['metrics']]}")

@@ -1,0 +1,160 @@
+"""Output abuse: floods of stdout/stderr, runaway lines, garbage in the metric channels."""
+
+import os
+import subprocess
+import threading
+import time
+import unittest
+from pathlib import Path
+
+from support import PERFGATE_BIN, PerfgateTestCase, metric
+
+MB = 1024 * 1024
+
+
+def run_measured(argv, cwd, timeout_s=120):
+    """Runs perfgate; returns (returncode, stdout, stderr, peak RSS of perfgate itself in MB, wait4 ru_maxrss in MB).
+
+    The first number is perfgate's own high-water mark (VmHWM of its /proc entry,
+    polled until it exits); the second comes from wait4 and is the larger of
+    perfgate and every child it reaped (workloads included): an upper bound.
+    """
+    out_path, err_path = Path(cwd) / "perfgate.out", Path(cwd) / "perfgate.err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        hwm_kb = [0]
+        done = threading.Event()
+
+        def poll():
+            while not done.is_set():
+                try:
+                    for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                        if line.startswith("VmHWM:"):
+                            hwm_kb[0] = max(hwm_kb[0], int(line.split()[1]))
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.01)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, ru = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        done.set()
+        poller.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return (proc.returncode, out_path.read_text(errors="replace"), err_path.read_text(errors="replace"),
+            hwm_kb[0] / 1024.0, ru.ru_maxrss / 1024.0)
+
+
+class OutputFloods(PerfgateTestCase):
+    def flood_suite(self, nbytes, stream="stdout", shape="lines", log_limit="1MB"):
+        return self.write_suite(f"""\
+suite: flood
+defaults:
+  repeats: 1
+  timeout: 60s
+  log_limit: {log_limit}
+workloads:
+  - name: flood
+    command: {self.command("flood.py", str(nbytes), stream, shape)}
+""")
+
+    def test_100mb_of_stdout(self):
+        suite = self.flood_suite(100 * MB)
+        rc, out, err, hwm_mb, maxrss_mb = run_measured([PERFGATE_BIN, "--db", str(self.db), "run", str(suite)],
+                                                      cwd=str(self.tmp))
+        self.assertEqual(rc, 0, err)
+        self.assertGreater(hwm_mb, 1, "could not read perfgate's VmHWM")
+        self.assertLess(hwm_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB")
+        self.assertLess(maxrss_mb, 100, f"peak RSS of perfgate (and its children) was {maxrss_mb:.0f} MB")
+
+        show = self.show_json()
+        t = show["trials"][0]
+        self.assertEqual(t["status"], "ok")
+        self.assertEqual(t["steps"], 5)
+        self.assertIn("stdout was", t["notes"])
+        log = Path(t["log_dir"]) / "stdout.log"
+        size = log.stat().st_size
+        self.assertLess(size, 2 * MB, f"stdout.log is {size} bytes with log_limit 1MB")
+        self.assertGreaterEqual(size, 1 * MB)
+        data = log.read_bytes()
+        self.assertIn(b"[perfgate: output truncated", data)
+        self.assertTrue(data.startswith(b"flood flood"), data[:40])
+        # The end of the stream is kept after the note.
+        self.assertTrue(data.rstrip().endswith(b"FLOOD-END"), data[-40:])
+        self.assertEqual(metric(show["configs"][0], "throughput")["median"], 500.0)
+
+    def test_default_log_cap_of_16_mib(self):
+        suite = self.write_suite(f"""\
+suite: flood
+defaults: {{repeats: 1, timeout: 60s}}
+workloads:
+  - name: flood
+    command: {self.command("flood.py", str(24 * MB), "stderr")}
+""")
+        r = self.perfgate("run", suite)
+        self.assertExit(r, 0)
+        t = self.show_json()["trials"][0]
+        self.assertEqual(t["status"], "ok")
+        size = (Path(t["log_dir"]) / "stderr.log").stat().st_size
+        self.assertGreaterEqual(size, 16 * MB)
+        self.assertLess(size, 16 * MB + 256 * 1024, f"stderr.log is {size} bytes")
+        self.assertIn("stderr was", t["notes"])
+
+    def test_runaway_protocol_line(self):
+        # 64 MB on one line that starts with the protocol prefix and never ends.
+        suite = self.flood_suite(64 * MB, "stdout", "oneline")
+        rc, out, err, hwm_mb, _ = run_measured([PERFGATE_BIN, "--db", str(self.db), "run", str(suite)], cwd=str(self.tmp))
+        self.assertEqual(rc, 0, err)
+        self.assertLess(hwm_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB")
+        t = self.show_json()["trials"][0]
+        self.assertEqual(t["status"], "ok")
+        self.assertEqual(t["malformed_lines"], 1, t)
+        self.assertIn("longer than 1 MiB", t["notes"])
+        self.assertEqual(t["steps"], 5)
+
+
+class MalformedMetrics(PerfgateTestCase):
+    def test_garbage_is_counted_and_good_lines_are_kept(self):
+        suite = self.write_suite(f"""\
+suite: garbage
+defaults: {{repeats: 2, timeout: 30s}}
+workloads:
+  - name: garbage
+    command: {self.command("garbage.py")}
+""")
+        r = self.perfgate("run", suite)
+        self.assertExit(r, 0)
+        show = self.show_json()
+        self.assertEqual(len(show["trials"]), 2)
+        for t in show["trials"]:
+            self.assertEqual(t["status"], "ok")
+            self.assertEqual(t["steps"], 4, t)
+            # 4 bad lines in the file (garbage, half object, array, cut-off last line) + 2 on stdout.
+            self.assertEqual(t["malformed_lines"], 6, t)
+            self.assertIn("malformed", t["notes"])
+            self.assertRegex(t["notes"], r"\b6 malformed")
+            self.assertRegex(t["notes"], r"(metrics file|stdout) line \d+: not valid JSON")
+        c = show["configs"][0]
+        self.assertEqual(metric(c, "throughput")["n"], 2)
+        self.assertEqual(metric(c, "throughput")["median"], 200.0)
+        self.assertEqual(metric(c, "step_time_ms")["median"], 5.0)
+        for m in (metric(c, "throughput"), metric(c, "step_time_ms")):
+            self.assertTrue(all(tr["n_steps"] == 4 for tr in m["trials"]), m["trials"])
+        # The half summary on stdout did not create a first_step_ms of 7.
+        self.assertEqual(c["first_step_ms"], 5.0)
+        # The terminal report surfaces the notes.
+        r = self.perfgate("show", "latest")
+        self.assertIn("malformed", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
