@@ -3,8 +3,7 @@
 #include <filesystem>
 
 #include "harness/exec/process_launcher.hpp"
-
-extern char** environ;
+#include "harness/util/environment.hpp"
 
 namespace perfgate::exec {
 namespace {
@@ -31,11 +30,7 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   LaunchSpec spec;
   spec.argv = argv;
   spec.cwd = std::filesystem::absolute(cwd).string();
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  spec.env = util::current_environment();
   spec.timeout_s = timeout_s;
   spec.kill_grace_s = 0.5;
   spec.log_limit_bytes = 0;

@@ -11,27 +11,16 @@
 #include "harness/runner/collector.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/suite/placeholders.hpp"
+#include "harness/util/environment.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
 #include "harness/util/units.hpp"
 
-extern char** environ;
-
 namespace perfgate::runner {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::map<std::string, std::string> inherited_env() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-  }
-  return env;
-}
 
 // Runtime knobs that change performance and belong with the numbers.
 const std::vector<std::string> k_recorded_env = {
@@ -93,11 +82,11 @@ std::string plan_json(const model::Plan& plan) {
 
 std::string recorded_env_json(const model::Suite& suite) {
   nlohmann::json j = nlohmann::json::object();
-  auto env = inherited_env();
+  auto env = util::current_environment();
   for (const auto& k : k_recorded_env)
-    if (auto it = env.find(k); it != env.end()) j[k] = util::looks_secret(k) ? "<redacted>" : it->second;
+    if (auto it = env.find(k); it != env.end()) j[k] = util::redact_env_value(k, it->second);
   for (const auto& w : suite.workloads)
-    for (const auto& [k, v] : w.env) j[k] = util::looks_secret(k) ? "<redacted>" : v;
+    for (const auto& [k, v] : w.env) j[k] = util::redact_env_value(k, v);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -163,7 +152,7 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
     if (!id) return id.error();
     config_ids[i] = *id;
   }
-  const auto base_env = inherited_env();
+  const auto base_env = util::current_environment();
   bool interrupted = false;
   Status store_failure = Ok{};
 

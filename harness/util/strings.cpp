@@ -137,6 +137,18 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+std::string redact_env_value(std::string_view env_name, std::string_view value) {
+  if (looks_secret(env_name)) return "<redacted>";
+  std::string out(value);
+  for (std::size_t scheme = out.find("://"); scheme != std::string::npos; scheme = out.find("://", scheme + 3)) {
+    std::size_t start = scheme + 3;
+    std::size_t end = out.find_first_of("/?# ", start);
+    std::size_t at = out.rfind('@', end == std::string::npos ? out.size() : end);
+    if (at != std::string::npos && at >= start) out.replace(start, at - start, "<redacted>");
+  }
+  return out;
+}
+
 std::string format_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

@@ -23,6 +23,9 @@ std::string did_you_mean(std::string_view word, std::span<const std::string> can
 // True for environment variable names that look like they hold credentials;
 // their values are never stored or shown.
 bool looks_secret(std::string_view env_name);
+// The value to store for an environment variable: "<redacted>" for secret
+// names, and credentials inside URLs ("http://user:pass@host") masked for the rest.
+std::string redact_env_value(std::string_view env_name, std::string_view value);
 
 // About four significant digits without exponents: "930.1", "12345", "0.0123".
 std::string format_value(double v);

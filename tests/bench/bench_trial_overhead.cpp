@@ -15,6 +15,7 @@
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/plan.hpp"
+#include "harness/util/environment.hpp"
 
 extern char** environ;
 
@@ -56,10 +57,7 @@ void BM_LauncherOnly(benchmark::State& state) {
   spec.cwd = dir.string();
   spec.stdout_path = (dir / "out.log").string();
   spec.stderr_path = (dir / "err.log").string();
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    spec.env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-  }
+  spec.env = util::current_environment();
   exec::ProcessLauncher launcher;
   NullObserver obs;
   for (auto _ : state) {
