@@ -128,6 +128,10 @@ bool Session::start() {
     }
     args.assign(m_spec.argv.begin() + 1, m_spec.argv.end());
   }
+  if (!boost::filesystem::is_directory(m_spec.cwd)) {
+    m_res.error = fmt::format("working directory '{}' does not exist", m_spec.cwd);
+    return false;
+  }
   bp::environment env;
   env.clear();
   for (const auto& [k, v] : m_spec.env) env[k] = v;
@@ -135,10 +139,17 @@ bool Session::start() {
   bp::group group;
   const pid_t harness_pid = ::getpid();
   m_t0 = now_s();
-  bp::child child(exe, bp::args(args), env, bp::start_dir(m_spec.cwd), bp::std_in < bp::null,
+  const std::string cwd = m_spec.cwd;
+  bp::child child(exe, bp::args(args), env, bp::std_in < bp::null,
                   bp::std_out > out_pipe, bp::std_err > err_pipe, group,
                   // The harness ignores SIGPIPE; an ignored signal survives exec, so restore it.
-                  bp::extend::on_exec_setup([harness_pid](auto&) {
+                  bp::extend::on_exec_setup([harness_pid, &cwd](auto& exec) {
+                    // Boost's start_dir ignores a failed chdir; report it as a failed start instead.
+                    if (::chdir(cwd.c_str()) != 0) {
+                      // Reports to the parent through Boost's error pipe; the child must not go on to exec.
+                      exec.set_error(std::error_code(errno, std::system_category()), "chdir to " + cwd + " failed");
+                      ::_exit(127);
+                    }
                     ::signal(SIGPIPE, SIG_DFL);
                     // If perfgate itself is killed (SIGKILL leaves it no chance to
                     // clean up), the workload goes with it instead of running on unobserved.

@@ -114,6 +114,8 @@ class FlatRecordSax {
   bool start_array(std::size_t) { return false; }
   bool end_array() { return false; }
   bool key(string_t& k) {
+    // Summary and meta records, whatever their values, take the general path.
+    if (depth == 1 && (k == "summary" || k == "meta")) return false;
     if (count == fields.size()) fields.emplace_back();
     fields[count].first.assign(k);
     pending_key = true;
@@ -130,6 +132,8 @@ class FlatRecordSax {
   }
   bool value_skip() {  // strings, booleans, null: annotations, not metrics
     if (depth != 1) return false;
+    // A "step" that is not a number is an error the general path reports.
+    if (pending_key && fields[count].first == "step") return false;
     pending_key = false;
     return true;
   }
@@ -172,13 +176,8 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
   {
     FlatRecordSax sax(m_flat);
     if (json::sax_parse(text, &sax) && sax.depth == 0) {
-      bool is_record = true;
-      for (std::size_t i = 0; i < sax.count; ++i)
-        if (m_flat[i].first == "summary" || m_flat[i].first == "meta") is_record = false;
-      if (is_record) {
-        ++m_records;
-        return step_record(m_flat, sax.count, src, line_no, arrival_t_s, text);
-      }
+      ++m_records;
+      return step_record(m_flat, sax.count, src, line_no, arrival_t_s, text);
     }
   }
   json j = json::parse(text, nullptr, false);
@@ -224,6 +223,8 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
     return;
   }
 
+  if (auto st = j.find("step"); st != j.end() && !st->is_number())
+    return bad(src, line_no, "\"step\" must be a non-negative number", text);
   std::size_t n = 0;
   for (auto it = j.begin(); it != j.end(); ++it) {
     auto v = number_of(it.value());

@@ -1,6 +1,7 @@
 #include "harness/model/params.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace perfgate::model {
@@ -50,7 +51,8 @@ Scalar Scalar::infer(std::string text) {
   }
   double d = 0;
   auto rd = std::from_chars(t.data(), t.data() + t.size(), d);
-  if (rd.ec == std::errc{} && rd.ptr == t.data() + t.size()) s.kind = Kind::Float;
+  // "nan" and "inf" stay text: JSON cannot hold them, and they would all become null.
+  if (rd.ec == std::errc{} && rd.ptr == t.data() + t.size() && std::isfinite(d)) s.kind = Kind::Float;
   return s;
 }
 

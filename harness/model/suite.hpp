@@ -45,6 +45,7 @@ struct Workload {
   std::vector<SourceLoc> command_locs;
   bool shell = false;                 // run command[0] through /bin/sh -c (explicit opt-in)
   std::map<std::string, std::string> env;  // may hold {placeholders}
+  std::map<std::string, SourceLoc> env_locs;  // where each env value was written
   std::string cwd;                    // absolute
   int repeats = 5;
   Warmup warmup;
@@ -55,6 +56,7 @@ struct Workload {
   std::vector<Axis> matrix;           // in suite order
   std::vector<Params> include;        // extra configurations
   std::vector<Params> exclude;        // partial parameter sets to drop
+  std::vector<std::map<std::string, SourceLoc>> exclude_locs;  // per exclude entry: top-level key -> where
   Params params;                      // fixed parameters (`params:` in the suite), below the matrix
 };
 

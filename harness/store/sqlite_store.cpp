@@ -1,6 +1,7 @@
 // SQLite implementation of Store: the only file that includes sqlite3.h.
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -380,8 +381,11 @@ Expected<long long> SqliteStore::resolve_run(const std::string& sel) {
   std::lock_guard lock(m_mu);
   if (sel.empty()) return Error::input("empty run selector; use an id, 'latest' or 'latest:TAG'");
   if (std::all_of(sel.begin(), sel.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    long long id = 0;
+    auto [ptr, ec] = std::from_chars(sel.data(), sel.data() + sel.size(), id);
+    if (ec != std::errc{}) return Error::input(fmt::format("no run {} in {}; `perfgate runs` lists them", sel, m_path));
     Stmt s(m_db, "SELECT id FROM runs WHERE id = ?");
-    s.bind(1, std::stoll(sel));
+    s.bind(1, id);
     int rc = s.step();
     if (rc == SQLITE_ROW) return s.i64(0);
     if (rc != SQLITE_DONE) return fail(rc, "looking up a run");
@@ -472,14 +476,16 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
       m.metric = s.text(1);
       m.n_total = s.i64(2);
       m.n_steady = s.i64(3);
-      m.mean = s.f64(4);
-      m.median = s.f64(5);
-      m.p90 = s.f64(6);
-      m.p99 = s.f64(7);
-      m.min = s.f64(8);
-      m.max = s.f64(9);
-      m.stddev = s.f64(10);
-      m.value = s.f64(11);
+      // NULL is how SQLite keeps a NaN (a NaN loss must not read back as 0).
+      auto real = [&](int c) { return s.is_null(c) ? std::nan("") : s.f64(c); };
+      m.mean = real(4);
+      m.median = real(5);
+      m.p90 = real(6);
+      m.p99 = real(7);
+      m.min = real(8);
+      m.max = real(9);
+      m.stddev = real(10);
+      m.value = real(11);
       m.is_scalar = s.i64(12) != 0;
       if (auto it = by_id.find(s.i64(0)); it != by_id.end()) it->second->summaries.push_back(std::move(m));
     }

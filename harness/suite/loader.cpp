@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
@@ -158,6 +159,7 @@ struct Settings {
   std::optional<std::string> parser;
   std::optional<std::string> primary;
   std::map<std::string, std::string> env;
+  std::map<std::string, SourceLoc> env_locs;
 
   void apply_onto(Settings& below) const {
     if (repeats) below.repeats = repeats;
@@ -169,6 +171,7 @@ struct Settings {
     if (parser) below.parser = parser;
     if (primary) below.primary = primary;
     for (const auto& [k, v] : env) below.env[k] = v;
+    for (const auto& [k, v] : env_locs) below.env_locs[k] = v;
   }
 };
 
@@ -208,7 +211,8 @@ Expected<model::Warmup> read_warmup(const Ctx& c, const YAML::Node& n) {
   return Warmup{Warmup::Kind::Seconds, *d};
 }
 
-Status read_env(const Ctx& c, const YAML::Node& n, std::map<std::string, std::string>& env) {
+Status read_env(const Ctx& c, const YAML::Node& n, std::map<std::string, std::string>& env,
+                std::map<std::string, SourceLoc>& locs) {
   if (auto st = check_map(c, n, "env", {}); !st) return st;
   for (auto it = n.begin(); it != n.end(); ++it) {
     auto key = it->first.Scalar();
@@ -217,6 +221,7 @@ Status read_env(const Ctx& c, const YAML::Node& n, std::map<std::string, std::st
     if (!it->second.IsScalar())
       return err_at(c, it->second, fmt::format("env.{} must be a string, found {}", key, type_name(it->second)));
     env[key] = it->second.Scalar();
+    locs[key] = loc_of(c, it->second);
   }
   return Ok{};
 }
@@ -253,7 +258,7 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
       fs::path p(*str);
       s.cwd = (p.is_absolute() ? p : fs::path(c.base_dir) / p).lexically_normal().string();
     } else if (key == "env") {
-      if (auto st = read_env(c, v, s.env); !st) return st;
+      if (auto st = read_env(c, v, s.env, s.env_locs); !st) return st;
     } else if (key == "metrics") {
       if (auto st = check_map(c, v, "metrics", k_metrics_keys); !st) return st;
       if (v["parser"]) {
@@ -377,7 +382,14 @@ Expected<RawWorkload> read_workload(const Ctx& c, const YAML::Node& n, std::size
       auto p = read_param_map(c, e, fmt::format("an {} entry", key));
       if (!p) return p.error();
       if (p->empty()) return err_at(c, e, fmt::format("an {} entry is empty", key));
-      (std::string(key) == "include" ? w.include : w.exclude).push_back(std::move(*p));
+      if (std::string(key) == "include") {
+        w.include.push_back(std::move(*p));
+      } else {
+        std::map<std::string, SourceLoc> locs;
+        for (auto k = e.begin(); k != e.end(); ++k) locs[k->first.Scalar()] = loc_of(c, k->first);
+        w.exclude.push_back(std::move(*p));
+        w.exclude_locs.push_back(std::move(locs));
+      }
     }
   }
   return raw;
@@ -422,19 +434,50 @@ Status validate_placeholders(const Ctx& c, const model::Workload& w) {
   };
   for (std::size_t i = 0; i < w.command.size(); ++i)
     if (auto st = check_text(w.command[i], w.command_locs[i], fmt::format("workload '{}' command", w.name)); !st) return st;
-  for (const auto& [k, v] : w.env)
-    if (auto st = check_text(v, w.loc, fmt::format("workload '{}' env.{}", w.name, k)); !st) return st;
+  for (const auto& [k, v] : w.env) {
+    auto loc = w.env_locs.count(k) ? w.env_locs.at(k) : w.loc;
+    if (auto st = check_text(v, loc, fmt::format("workload '{}' env.{}", w.name, k)); !st) return st;
+  }
   (void)c;
   return Ok{};
 }
 
 Status validate_filters(const model::Workload& w) {
   auto known = known_params(w);
-  for (const auto& ex : w.exclude)
-    for (const auto& [k, _] : ex)
-      if (std::find(known.begin(), known.end(), k) == known.end())
-        return err_at(w.loc, fmt::format("workload '{}': exclude names unknown parameter '{}'{}", w.name, k,
-                                         util::did_you_mean(k, known)));
+  for (std::size_t i = 0; i < w.exclude.size(); ++i)
+    for (const auto& [k, _] : w.exclude[i]) {
+      if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+      const auto& locs = w.exclude_locs.at(i);
+      auto it = locs.find(k.substr(0, k.find('.')));
+      return err_at(it != locs.end() ? it->second : w.loc,
+                    fmt::format("workload '{}': exclude names unknown parameter '{}'{}", w.name, k,
+                                util::did_you_mean(k, known)));
+    }
+  return Ok{};
+}
+
+// Every configuration must give every placeholder a value: a key that only
+// some include entries set is missing from the others.
+Status validate_cases(const model::Suite& suite) {
+  const auto& builtins = builtin_placeholders();
+  for (const auto& c : expand(suite)) {
+    const auto& w = suite.workloads[c.workload_index];
+    auto check = [&](const std::string& text, const SourceLoc& loc) -> Status {
+      auto refs = find_placeholders(text);
+      if (!refs) return Ok{};  // reported by validate_placeholders
+      for (const auto& r : *refs) {
+        if (c.params.count(r.name) || std::find(builtins.begin(), builtins.end(), r.name) != builtins.end()) continue;
+        return err_at(loc, fmt::format("workload '{}': placeholder '{{{}}}' has no value in configuration '{}'; "
+                                       "give it one in params or a matrix axis, not only in some include entries",
+                                       w.name, r.name, c.label));
+      }
+      return Ok{};
+    };
+    for (std::size_t i = 0; i < w.command.size(); ++i)
+      if (auto st = check(w.command[i], w.command_locs[i]); !st) return st;
+    for (const auto& [k, v] : w.env)
+      if (auto st = check(v, w.env_locs.count(k) ? w.env_locs.at(k) : w.loc); !st) return st;
+  }
   return Ok{};
 }
 
@@ -690,6 +733,7 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     w.metrics.parser = *eff.parser;
     w.metrics.primary = *eff.primary;
     w.env = eff.env;
+    w.env_locs = eff.env_locs;
     suite.workloads.push_back(std::move(w));
   }
 
@@ -698,6 +742,7 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     if (auto st = validate_placeholders(c, w); !st) return st.error();
     if (auto st = validate_filters(w); !st) return st.error();
   }
+  if (auto st = validate_cases(suite); !st) return st.error();
   return suite;
 }
 

@@ -165,7 +165,9 @@ std::string format_value(double v) {
   if (a >= 100) return fmt::format("{:.1f}", v);
   if (a >= 1) return fmt::format("{:.2f}", v);
   if (a == 0) return "0";
-  return fmt::format("{:.3g}", v);
+  // Three significant digits in fixed notation: 0.0123, 0.0000123.
+  int decimals = std::min(2 - static_cast<int>(std::floor(std::log10(a))), 17);
+  return fmt::format("{:.{}f}", v, decimals);
 }
 
 }  // namespace perfgate::util

@@ -1,0 +1,198 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "harness/analysis/run_summary.hpp"
+
+using namespace perfgate;
+
+namespace {
+
+model::MetricSummary step_metric(const std::string& name, double value) {
+  model::MetricSummary m;
+  m.metric = name;
+  m.n_total = 50;
+  m.n_steady = 45;
+  m.mean = m.median = m.value = value;
+  return m;
+}
+
+model::MetricSummary scalar_metric(const std::string& name, double value) {
+  model::MetricSummary m;
+  m.metric = name;
+  m.n_total = m.n_steady = 1;
+  m.mean = m.median = m.value = value;
+  m.is_scalar = true;
+  return m;
+}
+
+model::TrialRecord trial(long long id, long long config, int repeat, int seq, model::TrialStatus status,
+                         std::vector<model::MetricSummary> summaries = {}, std::string error = {}) {
+  model::TrialRecord t;
+  t.id = id;
+  t.run_id = 1;
+  t.config_id = config;
+  t.repeat = repeat;
+  t.seq = seq;
+  t.status = status;
+  t.summaries = std::move(summaries);
+  t.error = std::move(error);
+  return t;
+}
+
+// Two configurations of one workload; the second has failures.
+store::RunData sample_run() {
+  store::RunData d;
+  d.run.id = 1;
+  d.run.suite = "sweep";
+  d.configs = {{10, "train", R"({"bucket_mb":25,"graph_mode":"eager"})"}, {11, "train", R"({"bucket_mb":50})"}};
+  d.metrics = {{"first_step_ms", "ms", model::Better::Lower},
+               {"step_time_ms", "ms", model::Better::Lower},
+               {"throughput", "samples/s", model::Better::Higher},
+               {"wall_time_s", "s", model::Better::Lower}};
+  const double tp[] = {100, 102, 98, 101, 99};
+  const double st[] = {10.0, 9.8, 10.2, 9.9, 10.1};
+  // Interleaved, so config 10's repeats are not in seq order.
+  const int repeat_order[] = {3, 0, 4, 1, 2};
+  int seq = 0;
+  long long id = 100;
+  for (int r : repeat_order) {
+    d.trials.push_back(trial(id++, 10, r, seq++, model::TrialStatus::Ok,
+                             {step_metric("throughput", tp[r]), step_metric("step_time_ms", st[r]),
+                              scalar_metric("wall_time_s", 30 + r), scalar_metric("first_step_ms", 2000 + r),
+                              scalar_metric("accuracy", 0.9)}));
+    if (r == 0)
+      d.trials.push_back(trial(id++, 11, 0, seq++, model::TrialStatus::Ok,
+                               {step_metric("throughput", 150), scalar_metric("wall_time_s", 20)}));
+  }
+  d.trials.push_back(trial(id++, 11, 1, seq++, model::TrialStatus::Failed, {},
+                           "exited with code 1; last lines of stderr:\nTraceback (most recent call last):\nValueError: x\n"));
+  d.trials.push_back(trial(id++, 11, 2, seq++, model::TrialStatus::Interrupted, {}, "interrupted; process group terminated"));
+  d.trials.push_back(trial(id++, 11, 3, seq++, model::TrialStatus::TimedOut,
+                           {step_metric("throughput", 1)},  // values of failed trials are not used
+                           "timed out after 5.0 s; process group terminated"));
+  return d;
+}
+
+std::vector<std::string> metric_names(const analysis::ConfigSummary& c) {
+  std::vector<std::string> out;
+  for (const auto& m : c.metrics) out.push_back(m.info.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("summarise_run gives per-configuration medians, intervals and CV", "[analysis]") {
+  auto rs = analysis::summarise_run(sample_run());
+  CHECK(rs.run.suite == "sweep");
+  CHECK(rs.trials.size() == 9);
+  CHECK(rs.trials_ok == 6);
+  CHECK(rs.trials_failed == 2);
+  CHECK(rs.trials_interrupted == 1);
+  REQUIRE(rs.configs.size() == 2);
+
+  const auto& c = rs.configs[0];
+  CHECK(c.config_id == 10);
+  CHECK(c.workload == "train");
+  CHECK(c.label == "bucket_mb=25 graph_mode=eager");
+  CHECK(c.params.at("bucket_mb").kind == model::Scalar::Kind::Int);
+  CHECK(c.params_json == R"({"bucket_mb":25,"graph_mode":"eager"})");
+  CHECK(c.trials_ok == 5);
+  CHECK(c.trials_failed == 0);
+  CHECK(c.failures.empty());
+
+  const auto* tp = c.find("throughput");
+  REQUIRE(tp != nullptr);
+  CHECK(tp->n == 5);
+  CHECK(tp->median == 100);
+  CHECK(tp->mean == Approx(100));
+  CHECK(tp->min == 98);
+  CHECK(tp->max == 102);
+  CHECK(tp->cv == Approx(0.015811388300841896));  // np.std([100,102,98,101,99], ddof=1) / 100
+  CHECK(tp->ci_low == 98);                        // n = 5: [min, max]
+  CHECK(tp->ci_high == 102);
+  CHECK(tp->ci_coverage == Approx(0.9375));
+  CHECK(tp->info.better == model::Better::Higher);
+  CHECK(tp->info.unit == "samples/s");
+  CHECK_FALSE(tp->harness_metric);
+  REQUIRE(tp->trials.size() == 5);
+  for (int r = 0; r < 5; ++r) {
+    INFO("repeat " << r);
+    CHECK(tp->trials[static_cast<std::size_t>(r)].repeat == r);  // sorted by repeat
+  }
+  CHECK(tp->trials[0].value == 100);
+  CHECK(tp->trials[0].trial_id == 101);
+
+  const auto* st = c.find("step_time_ms");
+  REQUIRE(st != nullptr);
+  CHECK(st->median == Approx(10.0));
+  CHECK(st->info.better == model::Better::Lower);
+
+  const auto* wall = c.find("wall_time_s");
+  REQUIRE(wall != nullptr);
+  CHECK(wall->harness_metric);
+  CHECK(wall->median == 32);
+  const auto* first = c.find("first_step_ms");
+  REQUIRE(first != nullptr);
+  CHECK_FALSE(first->harness_metric);
+  // A metric the run's metric list does not know is inferred from its name.
+  const auto* acc = c.find("accuracy");
+  REQUIRE(acc != nullptr);
+  CHECK(acc->info.name == "accuracy");
+  CHECK(acc->cv == 0);
+  CHECK(c.find("no_such_metric") == nullptr);
+}
+
+TEST_CASE("summarise_run orders metrics: steps, then per-trial numbers, then the harness's", "[analysis]") {
+  auto rs = analysis::summarise_run(sample_run());
+  CHECK(metric_names(rs.configs[0]) ==
+        std::vector<std::string>{"step_time_ms", "throughput", "accuracy", "first_step_ms", "wall_time_s"});
+  CHECK(metric_names(rs.configs[1]) == std::vector<std::string>{"throughput", "wall_time_s"});
+}
+
+TEST_CASE("summarise_run lists failures and uses only successful trials", "[analysis]") {
+  auto rs = analysis::summarise_run(sample_run());
+  const auto& c = rs.configs[1];
+  CHECK(c.config_id == 11);
+  CHECK(c.label == "bucket_mb=50");
+  CHECK(c.trials_ok == 1);
+  CHECK(c.trials_failed == 2);  // failed and timed out; the interrupted one is neither
+  REQUIRE(c.failures.size() == 2);
+  CHECK(c.failures[0] == "repeat 2: exited with code 1: ValueError: x");
+  CHECK(c.failures[1] == "repeat 4: timed out after 5.0 s; process group terminated");
+  const auto* tp = c.find("throughput");
+  REQUIRE(tp != nullptr);
+  CHECK(tp->n == 1);  // the timed-out trial's value is not used
+  CHECK(tp->median == 150);
+  CHECK(tp->ci_low == 150);
+  CHECK(tp->ci_high == 150);
+  CHECK(tp->ci_coverage == 0);
+  CHECK(tp->cv == 0);
+}
+
+TEST_CASE("summarise_run of an empty run", "[analysis]") {
+  store::RunData d;
+  d.run.id = 3;
+  auto rs = analysis::summarise_run(d);
+  CHECK(rs.configs.empty());
+  CHECK(rs.trials_ok == 0);
+  CHECK(rs.trials_failed == 0);
+}
+
+TEST_CASE("summarise_run with a wider interval for more trials", "[analysis]") {
+  store::RunData d;
+  d.configs = {{1, "w", "{}"}};
+  for (int r = 0; r < 10; ++r)
+    d.trials.push_back(trial(r + 1, 1, r, r, model::TrialStatus::Ok, {step_metric("throughput", 100 + r)}));
+  auto rs = analysis::summarise_run(d);
+  REQUIRE(rs.configs.size() == 1);
+  CHECK(rs.configs[0].label.empty());
+  const auto* tp = rs.configs[0].find("throughput");
+  REQUIRE(tp != nullptr);
+  CHECK(tp->median == 104.5);
+  CHECK(tp->ci_low == 101);   // x_(2), coverage 1 - 2 * binom.cdf(1, 10, .5)
+  CHECK(tp->ci_high == 108);  // x_(9)
+  CHECK(tp->ci_coverage == Approx(0.978515625));
+  CHECK(tp->info.better == model::Better::Higher);  // inferred: the run lists no metrics
+}

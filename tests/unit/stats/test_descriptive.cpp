@@ -1,0 +1,148 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "harness/stats/descriptive.hpp"
+
+using namespace perfgate::stats;
+
+// Reference values from NumPy 1.24 / SciPy 1.10 (Debian bookworm):
+//   x = [12.5, 3.1, 7.7, 9.0, 1.2, 15.8, 4.4, 6.6, 10.1, 2.9]
+//   np.mean(x) = 7.33, np.std(x, ddof=1) = 4.6341845740827665
+//   np.quantile(x, p) (type 7) for p in 0, .1, .25, .5, .75, .9, .99, 1
+//   scipy.stats.binom.cdf(k - 1, n, 0.5) for the median intervals.
+
+namespace {
+const std::vector<double> k_x = {12.5, 3.1, 7.7, 9.0, 1.2, 15.8, 4.4, 6.6, 10.1, 2.9};
+}
+
+TEST_CASE("mean, stddev and cv against NumPy", "[stats]") {
+  CHECK(mean(k_x) == Approx(7.33).epsilon(1e-12));
+  CHECK(stddev(k_x) == Approx(4.6341845740827665).epsilon(1e-12));
+  CHECK(cv(k_x) == Approx(0.6322216335720009).epsilon(1e-12));
+}
+
+TEST_CASE("mean and stddev stay accurate with a large offset", "[stats]") {
+  // 1e9 + {1, 2, 3, 4}: naive sums of squares lose every digit here.
+  std::vector<double> x = {1e9 + 1, 1e9 + 2, 1e9 + 3, 1e9 + 4};
+  CHECK(mean(x) == Approx(1e9 + 2.5).epsilon(1e-15));
+  CHECK(stddev(x) == Approx(1.2909944487358056).epsilon(1e-9));
+  // Kahan summation: 1 + many tiny values.
+  std::vector<double> y(1'000'001, 1e-10);
+  y[0] = 1.0;
+  CHECK(mean(y) == Approx((1.0 + 1e6 * 1e-10) / 1'000'001).epsilon(1e-12));
+}
+
+TEST_CASE("degenerate inputs of mean, stddev and cv", "[stats]") {
+  std::vector<double> empty;
+  std::vector<double> one = {3.5};
+  std::vector<double> flat = {2, 2, 2, 2};
+  std::vector<double> zero_mean = {-1, 1};
+  CHECK(mean(empty) == 0);
+  CHECK(mean(one) == 3.5);
+  CHECK(stddev(empty) == 0);
+  CHECK(stddev(one) == 0);
+  CHECK(stddev(flat) == 0);
+  CHECK(cv(empty) == 0);
+  CHECK(cv(one) == 0);
+  CHECK(cv(flat) == 0);
+  CHECK(cv(zero_mean) == 0);
+  // cv uses |mean|.
+  std::vector<double> neg = {-2, -4};
+  CHECK(cv(neg) == Approx(stddev(neg) / 3.0));
+}
+
+TEST_CASE("quantile is type 7, as NumPy's default", "[stats]") {
+  struct Row {
+    double p, q;
+  };
+  const Row rows[] = {{0.0, 1.2},   {0.1, 2.73},   {0.25, 3.4250000000000003}, {0.5, 7.15},
+                      {0.75, 9.825}, {0.9, 12.829999999999998}, {0.99, 15.503000000000002}, {1.0, 15.8}};
+  for (const auto& r : rows) {
+    INFO("p = " << r.p);
+    CHECK(quantile(k_x, r.p) == Approx(r.q).epsilon(1e-12));
+  }
+  CHECK(median(k_x) == Approx(7.15));
+  auto sorted = k_x;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(quantile_sorted(sorted, 0.9) == Approx(12.83));
+  // The input is not reordered.
+  CHECK(k_x[0] == 12.5);
+}
+
+TEST_CASE("quantile of degenerate inputs", "[stats]") {
+  std::vector<double> empty;
+  std::vector<double> one = {4.0};
+  std::vector<double> two = {1.0, 3.0};
+  CHECK(quantile(empty, 0.5) == 0);
+  CHECK(median(empty) == 0);
+  CHECK(quantile(one, 0.0) == 4.0);
+  CHECK(quantile(one, 0.99) == 4.0);
+  CHECK(median(two) == 2.0);
+  // p outside [0, 1] is clamped.
+  CHECK(quantile(two, -1) == 1.0);
+  CHECK(quantile(two, 2) == 3.0);
+  std::vector<double> odd = {5, 1, 3};
+  CHECK(median(odd) == 3);
+}
+
+TEST_CASE("median_ci for n = 5 is [min, max] with coverage 0.9375", "[stats]") {
+  std::vector<double> x = {5.0, 1.0, 4.0, 2.0, 3.0};
+  auto ci = median_ci(x);
+  CHECK(ci.low == 1.0);
+  CHECK(ci.high == 5.0);
+  CHECK(ci.coverage == Approx(0.9375).epsilon(1e-12));  // 1 - 2 / 2^5
+}
+
+TEST_CASE("median_ci for n = 10 against scipy.stats.binom", "[stats]") {
+  // k = 2: coverage 1 - 2 * binom.cdf(1, 10, .5) = 0.978515625; k = 3 gives 0.890625 < 0.95.
+  auto ci = median_ci(k_x);
+  CHECK(ci.low == 2.9);    // x_(2)
+  CHECK(ci.high == 12.5);  // x_(9)
+  CHECK(ci.coverage == Approx(0.978515625).epsilon(1e-12));
+}
+
+TEST_CASE("median_ci for n = 20 against scipy.stats.binom", "[stats]") {
+  std::vector<double> x;
+  for (int i = 20; i >= 1; --i) x.push_back(1.5 * i);  // descending on purpose
+  // k = 6: coverage 1 - 2 * binom.cdf(5, 20, .5) = 0.9586105346679688.
+  auto ci = median_ci(x);
+  CHECK(ci.low == 9.0);    // x_(6)
+  CHECK(ci.high == 22.5);  // x_(15)
+  CHECK(ci.coverage == Approx(0.9586105346679688).epsilon(1e-12));
+  CHECK(ci.low <= median(x));
+  CHECK(ci.high >= median(x));
+
+  SECTION("other levels") {
+    auto c90 = median_ci(x, 0.90);  // still k = 6 (k = 7 gives 0.8847)
+    CHECK(c90.low == 9.0);
+    CHECK(c90.coverage == Approx(0.9586105346679688).epsilon(1e-12));
+    auto c99 = median_ci(x, 0.99);  // k = 4: 0.9974231719970703
+    CHECK(c99.low == 6.0);
+    CHECK(c99.high == 25.5);
+    CHECK(c99.coverage == Approx(0.9974231719970703).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("median_ci of degenerate inputs", "[stats]") {
+  std::vector<double> empty;
+  auto e = median_ci(empty);
+  CHECK(e.low == 0);
+  CHECK(e.high == 0);
+  CHECK(e.coverage == 0);
+  std::vector<double> one = {7.0};
+  auto o = median_ci(one);
+  CHECK(o.low == 7.0);
+  CHECK(o.high == 7.0);
+  CHECK(o.coverage == 0);
+  std::vector<double> two = {3.0, 1.0};
+  auto t = median_ci(two);
+  CHECK(t.low == 1.0);
+  CHECK(t.high == 3.0);
+  CHECK(t.coverage == Approx(0.5));  // 1 - 2 * 1/4
+  std::vector<double> flat(12, 2.0);
+  auto f = median_ci(flat);
+  CHECK(f.low == 2.0);
+  CHECK(f.high == 2.0);
+}
