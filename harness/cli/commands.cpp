@@ -44,8 +44,9 @@ std::string shell_quote(const std::string& a) {
 }
 
 void print_plan(const model::Suite& suite, const model::Plan& plan) {
-  std::cout << fmt::format("suite {}: {} configuration(s), {} trial(s), order {}, seed {}\n", suite.name,
-                           plan.cases.size(), plan.trials.size(), plan.order, plan.seed);
+  std::cout << fmt::format("suite {}: {} configuration(s), {} trial(s), order {}, seed {}{}\n", suite.name,
+                           plan.cases.size(), plan.trials.size(), plan.order, plan.seed,
+                           suite.seed ? "" : " (fresh; pass --seed to run this exact order)");
   for (const auto& w : suite.workloads)
     std::cout << fmt::format("  workload {}: repeats {}, warm-up {}, timeout {}, cwd {}\n", w.name, w.repeats,
                              w.warmup.str(), util::format_duration(w.timeout_s), w.cwd);

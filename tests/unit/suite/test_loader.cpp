@@ -628,7 +628,7 @@ TEST_CASE("parse_override splits KEY=V1,V2", "[suite]") {
   }
 }
 
-TEST_CASE("--set overrides change axes, add axes and settings", "[suite]") {
+TEST_CASE("overrides (--set) change axes, add axes and settings", "[suite]") {
   const std::string text =
       "suite: o\n"
       "workloads:\n"
