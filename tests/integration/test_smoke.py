@@ -13,7 +13,7 @@ class SmokeSuite(PerfgateTestCase):
         self.assertTrue((SOURCE_DIR / "suites" / "smoke.yaml").is_file())
         r = self.perfgate("run", "suites/smoke.yaml", cwd=SOURCE_DIR, timeout=150)
         self.assertExit(r, 0, "perfgate run suites/smoke.yaml")
-        self.assertIn("[6/6]", r.stderr)
+        self.assertIn("[12/12]", r.stderr)
 
         # runs: table and JSON both know the run and that it completed.
         r = self.perfgate("runs")
@@ -25,24 +25,23 @@ class SmokeSuite(PerfgateTestCase):
         self.assertEqual(len(runs), 1)
         self.assertEqual(runs[0]["suite"], "smoke")
         self.assertEqual(runs[0]["status"], "completed")
-        self.assertEqual(runs[0]["trials_ok"], 6)
+        self.assertEqual(runs[0]["trials_ok"], 12)
         self.assertEqual(runs[0]["trials_failed"], 0)
         # Artifacts go next to the database, never into the repository's results/.
         self.assertTrue(runs[0]["artifacts_dir"].startswith(str(self.tmp)), runs[0]["artifacts_dir"])
 
         show = self.show_json("latest")
         self.assertEqual(show["run"]["status"], "completed")
-        self.assertEqual(show["trials_ok"], 6)
-        self.assertEqual(len(show["trials"]), 6)
+        self.assertEqual(show["trials_ok"], 12)
+        self.assertEqual(len(show["trials"]), 12)
         self.assertTrue(all(t["status"] == "ok" for t in show["trials"]), show["trials"])
 
-        # One configuration per matrix point: graph_mode eager and graph (bucket 25, fp32).
+        # One configuration per matrix point: graph_mode x fusion on perfgate-sim.
         configs = show["configs"]
-        self.assertEqual(sorted(c["params"]["graph_mode"] for c in configs), ["eager", "graph"])
+        self.assertEqual(sorted((c["params"]["graph_mode"], c["params"]["fusion"]) for c in configs),
+                         [("eager", "off"), ("eager", "on"), ("graph", "off"), ("graph", "on")])
         for c in configs:
-            self.assertEqual(c["workload"], "toy-train")
-            self.assertEqual(c["params"]["bucket_mb"], 25)
-            self.assertEqual(c["params"]["precision"], "fp32")
+            self.assertEqual(c["workload"], "sim")
             self.assertEqual(c["trials_ok"], 3)
             for name in ("throughput", "step_time_ms"):
                 m = metric(c, name)
@@ -51,8 +50,8 @@ class SmokeSuite(PerfgateTestCase):
                 self.assertEqual(sorted(t["repeat"] for t in m["trials"]), [0, 1, 2])
                 values = [t["value"] for t in m["trials"]]
                 self.assertTrue(all(isinstance(v, float) and v > 0 for v in values), values)
-                # 25 steps, 3 of them warm-up.
-                self.assertTrue(all(t["n_steps"] == 25 and t["n_steady"] == 22 for t in m["trials"]), m["trials"])
+                # 20 steps, 3 of them warm-up.
+                self.assertTrue(all(t["n_steps"] == 20 and t["n_steady"] == 17 for t in m["trials"]), m["trials"])
                 ci = m["ci"]
                 self.assertIsNotNone(ci["low"])
                 self.assertLessEqual(ci["low"], m["median"])
