@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace perfgate::sim {
 
@@ -73,7 +74,20 @@ inline float dact(float x) { return 0.1f + 0.9f * static_cast<float>(x > 0.0f); 
 
 template <typename P, typename Fn>
 void pass(typename P::T* a, std::size_t n, Fn&& fn) {
-  for (std::size_t i = 0; i < n; ++i) a[i] = P::store(fn(P::load(a[i]), i));
+  if constexpr (std::is_same_v<typename P::T, float>) {
+    for (std::size_t i = 0; i < n; ++i) a[i] = fn(a[i], i);
+  } else {
+    // 16-bit storage: widen a block into registers-sized float scratch, work,
+    // narrow it back; three simple loops vectorise where one mixed loop does not.
+    constexpr std::size_t k_block = 512;
+    alignas(64) float buf[k_block];
+    for (std::size_t base = 0; base < n; base += k_block) {
+      const std::size_t len = std::min(k_block, n - base);
+      for (std::size_t i = 0; i < len; ++i) buf[i] = P::load(a[base + i]);
+      for (std::size_t i = 0; i < len; ++i) buf[i] = fn(buf[i], base + i);
+      for (std::size_t i = 0; i < len; ++i) a[base + i] = P::store(buf[i]);
+    }
+  }
 }
 
 template <typename P>
