@@ -159,8 +159,9 @@ TrialCollector::Result TrialCollector::finish() {
     m.min = s.steady.front();
     m.max = s.steady.back();
     m.stddev = stats::stddev(s.steady);
-    // Rates are averaged (work over time); times use the median, robust to stalls.
-    m.value = s.info.better == model::Better::Higher ? m.mean : m.median;
+    // Rates: time-weighted (harmonic) mean, i.e. total work over total time, so
+    // a stall weighs what it cost. Times and the rest: the median, robust to stalls.
+    m.value = s.info.better == model::Better::Higher ? stats::harmonic_mean(s.steady) : m.median;
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);
     std::vector<double>().swap(s.steady);

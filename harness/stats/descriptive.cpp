@@ -20,6 +20,16 @@ double mean(std::span<const double> x) {
   return sum / static_cast<double>(x.size());
 }
 
+double harmonic_mean(std::span<const double> x) {
+  if (x.empty()) return 0;
+  double inv = 0;
+  for (double v : x) {
+    if (!(v > 0)) return mean(x);
+    inv += 1.0 / v;
+  }
+  return static_cast<double>(x.size()) / inv;
+}
+
 double stddev(std::span<const double> x) {
   if (x.size() < 2) return 0;
   // Welford's update: stable for long series with a large mean.

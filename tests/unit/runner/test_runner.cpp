@@ -143,7 +143,7 @@ TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[
   REQUIRE(thr != nullptr);
   CHECK(thr->n_steady == 7);
   CHECK(thr->mean == Approx(130));
-  CHECK(thr->value == Approx(130));
+  CHECK(thr->value == Approx(7.0 / (1 / 100.0 + 1 / 110.0 + 1 / 120.0 + 1 / 130.0 + 1 / 140.0 + 1 / 150.0 + 1 / 160.0)));
 
   // First-step (compile) time is the first record, warm-up or not.
   const auto* first = find(t, "first_step_ms");
@@ -212,7 +212,7 @@ TEST_CASE("warm-up by seconds uses the records' time", "[runner]") {
   }
 }
 
-TEST_CASE("rates are summarised by the mean, times by the median", "[runner]") {
+TEST_CASE("rates are summarised by the time-weighted mean, times by the median", "[runner]") {
   InterruptGuard guard;
   Harness h;
   auto s = suite_of({workload("train", 1)});
@@ -236,7 +236,7 @@ TEST_CASE("rates are summarised by the mean, times by the median", "[runner]") {
   REQUIRE(thr != nullptr);
   CHECK(thr->mean == Approx(200));
   CHECK(thr->median == Approx(100));
-  CHECK(thr->value == Approx(200));
+  CHECK(thr->value == Approx(120));  // 5 / (4/100 + 1/600): total work over total time
   const auto* st = find(t, "step_time_ms");
   REQUIRE(st != nullptr);
   CHECK(st->mean == Approx(18));
@@ -244,7 +244,7 @@ TEST_CASE("rates are summarised by the mean, times by the median", "[runner]") {
   CHECK(st->value == Approx(10));
   const auto* cu = find(t, "custom");  // higher-is-better by the workload's meta
   REQUIRE(cu != nullptr);
-  CHECK(cu->value == Approx(2));
+  CHECK(cu->value == Approx(1.2));
   const auto* acc = find(t, "accuracy");
   REQUIRE(acc != nullptr);
   CHECK(acc->is_scalar);
@@ -273,7 +273,7 @@ TEST_CASE("metric lines on stdout are recorded too", "[runner]") {
   const auto* thr = find(d.trials[0], "throughput");
   REQUIRE(thr != nullptr);
   CHECK(thr->n_total == 2);
-  CHECK(thr->value == Approx(60));
+  CHECK(thr->value == Approx(2.0 / (1 / 50.0 + 1 / 70.0)));
   CHECK(d.trials[0].steps == 2);
 }
 

@@ -146,3 +146,11 @@ TEST_CASE("median_ci of degenerate inputs", "[stats]") {
   CHECK(f.low == 2.0);
   CHECK(f.high == 2.0);
 }
+
+TEST_CASE("harmonic_mean is total work over total time for per-step rates", "[stats]") {
+  using perfgate::stats::harmonic_mean;
+  const std::vector<double> rates = {100, 100, 100, 100, 600};
+  CHECK(harmonic_mean(rates) == Approx(120));  // scipy.stats.hmean([100]*4 + [600]) == 120
+  CHECK(harmonic_mean(std::vector<double>{}) == 0);
+  CHECK(harmonic_mean(std::vector<double>{2, 0, 4}) == Approx(2));  // not all positive: arithmetic mean
+}
