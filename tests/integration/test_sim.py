@@ -63,7 +63,8 @@ class SimEffects(SimTestCase):
         graph_off = config_by(show, graph_mode="graph", fusion="off")
         eager_on = config_by(show, graph_mode="eager", fusion="on")
         self.assertFasterInMostPairs(graph_off, eager_off)
-        self.assertFasterInMostPairs(eager_on, eager_off)
+        # Fusion saves 12-30 % of an eager step here (docs/perfgate-sim.md); assert 5 %.
+        self.assertFasterInMostPairs(eager_on, eager_off, min_change=0.05)
         # Graph mode compiles on its first step.
         self.assertGreater(graph_off["first_step_ms"], 2 * metric(graph_off, "step_time_ms")["median"])
         self.assertGreater(metric(graph_off, "compile_ms")["median"], 0)
