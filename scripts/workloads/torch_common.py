@@ -45,24 +45,20 @@ EXIT_FAILED, EXIT_USAGE = 1, 2
 # --------------------------------------------------------------------------
 # argparse types
 
-def positive_int(s):
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {s!r}")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _int_at_least(lowest):
+    def parse(s):
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid integer: {s!r}")
+        if v < lowest:
+            raise argparse.ArgumentTypeError(f"must be >= {lowest}, got {v}")
+        return v
+    return parse
 
 
-def nonneg_int(s):
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer: {s!r}")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
+positive_int = _int_at_least(1)
+nonneg_int = _int_at_least(0)
 
 
 def positive_float(s):
