@@ -90,6 +90,26 @@ void pass(typename P::T* a, std::size_t n, Fn&& fn) {
   }
 }
 
+// A pass that also reads a second tensor: out[i] = fn(out[i], in[i]), both
+// widened blockwise for 16-bit storage like pass().
+template <typename P, typename Fn>
+void pass2(typename P::T* out, const typename P::T* in, std::size_t n, Fn&& fn) {
+  if constexpr (std::is_same_v<typename P::T, float>) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = fn(out[i], in[i]);
+  } else {
+    constexpr std::size_t k_block = 512;
+    alignas(64) float a[k_block];
+    alignas(64) float b[k_block];
+    for (std::size_t base = 0; base < n; base += k_block) {
+      const std::size_t len = std::min(k_block, n - base);
+      for (std::size_t i = 0; i < len; ++i) a[i] = P::load(out[base + i]);
+      for (std::size_t i = 0; i < len; ++i) b[i] = P::load(in[base + i]);
+      for (std::size_t i = 0; i < len; ++i) a[i] = fn(a[i], b[i]);
+      for (std::size_t i = 0; i < len; ++i) out[base + i] = P::store(a[i]);
+    }
+  }
+}
+
 template <typename P>
 void forward(typename P::T* a, std::size_t n, bool fused, std::span<const float> bias, float scale,
              const typename P::T* r) {
@@ -108,7 +128,7 @@ void forward(typename P::T* a, std::size_t n, bool fused, std::span<const float>
   }
   pass<P>(a, n, [](float v, std::size_t) { return act(v); });
   pass<P>(a, n, [scale](float v, std::size_t) { return v * scale; });
-  pass<P>(a, n, [r](float v, std::size_t i) { return v + P::load(r[i]); });
+  pass2<P>(a, r, n, [](float v, float res) { return v + res; });
 }
 
 template <typename P>
@@ -126,7 +146,7 @@ void backward(const typename P::T* a, typename P::T* g, std::size_t n, bool fuse
     }
   } else {
     pass<P>(g, n, [scale](float v, std::size_t) { return v * scale; });
-    pass<P>(g, n, [a](float v, std::size_t i) { return v * dact(P::load(a[i])); });
+    pass2<P>(g, a, n, [](float v, float x) { return v * dact(x); });
     for (std::size_t row = 0; row < n; row += w) {
       std::size_t cols = std::min(w, n - row);
       for (std::size_t j = 0; j < cols; ++j) bias_grad[j] += P::load(g[row + j]);
