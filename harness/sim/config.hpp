@@ -32,7 +32,7 @@ struct Config {
   std::uint64_t seed = 1;
   // calibration of the modelled latencies
   double dispatch_us = 100;           // host cost of launching one op in eager mode
-  double link_gbps = 8;              // all-reduce bus bandwidth, GB/s
+  double link_gbps = 16;             // all-reduce bus bandwidth, GB/s
   double link_latency_us = 300;      // fixed cost of one all-reduce call
   double read_us = 500;              // storage read latency per sample
   int decode_work = 200;            // CPU work per sample (float operations x 1000)

@@ -1,6 +1,7 @@
 #include "harness/sim/kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -70,7 +71,7 @@ struct F16 {
 // Leaky ReLU: one compare and one multiply, so a pass costs what moving its
 // bytes costs, as element-wise kernels do on accelerators.
 inline float act(float x) { return std::max(x, 0.1f * x); }
-inline float dact(float x) { return 0.1f + 0.9f * static_cast<float>(x > 0.0f); }
+inline float dact(float x) { return 0.55f + 0.45f * std::copysign(1.0f, x); }  // 1 or 0.1, branch-free
 
 template <typename P, typename Fn>
 void pass(typename P::T* a, std::size_t n, Fn&& fn) {
