@@ -10,7 +10,7 @@
 namespace perfgate::runner {
 
 TrialCollector::TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup)
-    : m_store(store), m_trial_id(trial_id), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this),
+    : m_store(store), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this),
       m_writer(store, trial_id) {}
 
 TrialCollector::~TrialCollector() {

@@ -70,7 +70,6 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   void flush();
 
   store::Store& m_store;
-  long long m_trial_id;
   std::string m_metrics_path;
   model::Warmup m_warmup;
   metrics::ProtocolParser m_parser;

@@ -22,6 +22,7 @@ AllReduce::AllReduce(const Config& cfg, std::vector<std::vector<std::vector<floa
       if (open_bytes >= cap) {
         m_buckets.push_back(open);
         m_bucket_bytes.push_back(open_bytes);
+        m_bucket_layer.push_back(l);  // this layer's backward fills the bucket
         open.clear();
         open_bytes = 0;
       }
@@ -30,22 +31,7 @@ AllReduce::AllReduce(const Config& cfg, std::vector<std::vector<std::vector<floa
   if (open_bytes > 0) {
     m_buckets.push_back(open);
     m_bucket_bytes.push_back(open_bytes);
-  }
-  // Which layer's backward completes each bucket: buckets fill in backward
-  // order, tensor by tensor, so it is the layer of the bucket's last tensor.
-  {
-    double filled = 0;
-    std::size_t b = 0;
-    for (int l = cfg.layers - 1; l >= 0 && b < m_bucket_bytes.size(); --l)
-      for (int t = 0; t < k_tensors_per_layer && b < m_bucket_bytes.size(); ++t) {
-        filled += tensor_bytes;
-        if (filled >= m_bucket_bytes[b] - 1e-6) {
-          m_bucket_layer.push_back(l);
-          filled = 0;
-          ++b;
-        }
-      }
-    while (m_bucket_layer.size() < m_buckets.size()) m_bucket_layer.push_back(0);
+    m_bucket_layer.push_back(0);
   }
   m_thread = std::thread([this] { loop(); });
 }
@@ -59,7 +45,7 @@ AllReduce::~AllReduce() {
   m_thread.join();
 }
 
-void AllReduce::grad_ready(long long, int layer) {
+void AllReduce::grad_ready(int layer) {
   {
     std::lock_guard lock(m_mu);
     ++m_ready[static_cast<std::size_t>(layer)];

@@ -26,8 +26,8 @@ class AllReduce {
   AllReduce(const AllReduce&) = delete;
   AllReduce& operator=(const AllReduce&) = delete;
 
-  // A rank finished backward of `layer` in step `step`.
-  void grad_ready(long long step, int layer);
+  // A rank finished backward of `layer` in the current step.
+  void grad_ready(int layer);
   // Blocks until every bucket of `step` is reduced.
   void wait_done(long long step);
   int bucket_count() const { return static_cast<int>(m_buckets.size()); }
@@ -40,7 +40,7 @@ class AllReduce {
   std::vector<std::vector<std::vector<float>>>& m_grads;
   std::vector<std::vector<int>> m_buckets;  // layers, in backward order
   std::vector<double> m_bucket_bytes;
-  std::vector<int> m_bucket_layer;
+  std::vector<int> m_bucket_layer;  // the layer whose backward completes each bucket
   static constexpr int k_tensors_per_layer = 16;
   mutable std::mutex m_mu;
   std::condition_variable m_cv;

@@ -172,14 +172,6 @@ float Activation::get(std::size_t i) const {
   return 0;
 }
 
-void Activation::set(std::size_t i, float v) {
-  switch (m_storage) {
-    case Storage::F32: reinterpret_cast<float*>(m_data.data())[i] = v; break;
-    case Storage::BF16: reinterpret_cast<std::uint16_t*>(m_data.data())[i] = f32_to_bf16(v); break;
-    case Storage::F16: reinterpret_cast<std::uint16_t*>(m_data.data())[i] = f32_to_f16(v); break;
-  }
-}
-
 void Activation::fill_from(std::span<const float> src) {
   auto fill = [&]<typename P>(P) {
     auto* a = reinterpret_cast<typename P::T*>(m_data.data());
@@ -229,10 +221,5 @@ void Activation::chain_backward(bool fused, float scale, Activation& grad, std::
   }
 }
 
-double Activation::checksum() const {
-  double s = 0;
-  for (std::size_t i = 0; i < m_n; i += 997) s += get(i);
-  return s;
-}
 
 }  // namespace perfgate::sim

@@ -29,7 +29,6 @@ class Activation {
   std::size_t size() const { return m_n; }
   Storage storage() const { return m_storage; }
   float get(std::size_t i) const;
-  void set(std::size_t i, float v);
   // Fills from a smaller source tensor, repeating it.
   void fill_from(std::span<const float> src);
   void* raw() { return m_data.data(); }
@@ -39,7 +38,6 @@ class Activation {
   // pass doing all four. Same arithmetic, same result.
   void chain_forward(bool fused, std::span<const float> bias, float scale, const Activation& residual);
   void chain_backward(bool fused, float scale, Activation& grad, std::size_t width);
-  double checksum() const;
 
  private:
   std::size_t m_n;

@@ -1,6 +1,5 @@
 #include "harness/sim/trainer.hpp"
 
-#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cmath>
@@ -126,7 +125,6 @@ class Job {
   double m_last_loss = 0;
   std::vector<std::unique_ptr<char[]>> m_leaked;
   int m_tile = 64;
-  std::atomic<bool> m_failed{false};
 };
 
 struct RankState {
@@ -141,7 +139,7 @@ void Job::decide_next_step() {
   ++m_next_step;
   bool steps_done = m_cfg.steps > 0 && m_next_step >= m_cfg.steps;
   bool time_done = m_deadline_s >= 0 && since(m_t0) >= m_deadline_s;
-  m_go_on = !steps_done && !time_done && !m_failed.load();
+  m_go_on = !steps_done && !time_done;
 }
 
 double Job::compile(RankState& st) {
@@ -233,7 +231,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
     matmul_a_bt(st.dy.data(), weights[li].data(), st.dx.data(), b, w, w);
     if (grad_scale != 1.0f)
       for (auto& v : st.dx) v /= grad_scale;
-    m_allreduce->grad_ready(s, l);
+    m_allreduce->grad_ready(l);
   }
   auto t_bwd = Clock::now();
   t.backward_s = std::chrono::duration<double>(t_bwd - t_fwd).count();

@@ -105,6 +105,18 @@ class SimEffects(SimTestCase):
 
 
 class SimFaults(SimTestCase):
+    def run_one(self, args, defaults="timeout: 1m", exit_code=0):
+        """One trial of perfgate-sim with `args`; returns the show JSON."""
+        suite = self.write_suite(f"""\
+suite: sim-fault
+defaults: {{repeats: 1, {defaults}}}
+workloads:
+  - name: sim
+    command: {flow_list([SIM, *args])}
+""")
+        self.assertExit(self.perfgate("run", suite, "-q"), exit_code)
+        return self.show_json()
+
     def test_crash_is_a_failed_trial_with_the_signal(self):
         suite = self.write_suite(f"""\
 suite: sim-crash
@@ -125,44 +137,22 @@ workloads:
         self.assertEqual(failed[0]["steps"], 3)  # the steps before the crash are kept
 
     def test_hang_is_ended_at_the_timeout(self):
-        suite = self.write_suite(f"""\
-suite: sim-hang
-defaults: {{repeats: 1, timeout: 2s, kill_grace: 1s}}
-workloads:
-  - name: hang
-    command: {flow_list([SIM, "--hang-at-step", "2", "--steps", "50"])}
-""")
-        r = self.perfgate("run", suite, "-q")
-        self.assertExit(r, 3)  # every trial failed
-        t = self.show_json()["trials"][0]
+        show = self.run_one(["--hang-at-step", "2", "--steps", "50"], "timeout: 2s, kill_grace: 1s", exit_code=3)
+        t = show["trials"][0]
         self.assertEqual(t["status"], "timed_out")
         self.assertEqual(t["steps"], 2)
 
     def test_leak_shows_as_host_memory_growth(self):
-        suite = self.write_suite(f"""\
-suite: sim-leak
-defaults: {{repeats: 1, timeout: 1m, warmup: {{steps: 3}}}}
-workloads:
-  - name: leak
-    command: {flow_list([SIM, "--leak-kb-per-step", "2048", "--steps", "30", "--graph-mode", "graph"])}
-""")
-        self.assertExit(self.perfgate("run", suite, "-q"), 0)
-        rss = metric(self.show_json()["configs"][0], "host_rss_mb")["trials"][0]
+        show = self.run_one(["--leak-kb-per-step", "2048", "--steps", "30", "--graph-mode", "graph"],
+                            "timeout: 1m, warmup: {steps: 3}")
+        rss = metric(show["configs"][0], "host_rss_mb")["trials"][0]
         growth = rss["max"] - rss["min"]
         injected = 2.0 * (rss["n_steady"] - 1)  # MB between the first and last steady step
         self.assertGreater(growth, 0.8 * injected)
         self.assertLess(growth, 1.2 * injected + 4)
 
     def test_unknown_knob_value_lists_the_valid_ones(self):
-        suite = self.write_suite(f"""\
-suite: sim-bad
-defaults: {{repeats: 1, timeout: 1m}}
-workloads:
-  - name: bad
-    command: {flow_list([SIM, "--graph-mode", "lazy", "--steps", "5"])}
-""")
-        self.assertExit(self.perfgate("run", suite, "-q"), 3)
-        t = self.show_json()["trials"][0]
+        t = self.run_one(["--graph-mode", "lazy", "--steps", "5"], exit_code=3)["trials"][0]
         self.assertEqual(t["exit_code"], 2)
         self.assertIn("eager", t["error"])
         self.assertIn("graph", t["error"])
