@@ -31,7 +31,7 @@ struct Config {
   double grad_mb = 100;              // gradient bytes all-reduced per step (nominal model size)
   std::uint64_t seed = 1;
   // calibration of the modelled latencies
-  double dispatch_us = 100;           // host cost of launching one op in eager mode
+  double dispatch_us = 150;           // host cost of launching one op in eager mode
   double link_gbps = 16;             // all-reduce bus bandwidth, GB/s
   double link_latency_us = 300;      // fixed cost of one all-reduce call
   double read_us = 500;              // storage read latency per sample

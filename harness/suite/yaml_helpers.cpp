@@ -1,0 +1,118 @@
+#include "harness/suite/yaml_helpers.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/model/params.hpp"
+#include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
+
+namespace perfgate::suite::yaml {
+using model::Scalar;
+using model::SourceLoc;
+
+
+SourceLoc loc_of(const Ctx& c, const YAML::Node& n) {
+  auto m = n.Mark();
+  if (m.is_null()) return {c.file, 0, 0};
+  return {c.file, m.line + 1, m.column + 1};
+}
+
+Error err_at(const SourceLoc& loc, const std::string& msg) { return Error::input(fmt::format("{}: {}", loc.str(), msg)); }
+Error err_at(const Ctx& c, const YAML::Node& n, const std::string& msg) { return err_at(loc_of(c, n), msg); }
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Null: return "empty";
+    case YAML::NodeType::Undefined: break;
+  }
+  return "undefined";
+}
+
+// A mapping whose keys are all known and unique.
+Status check_map(const Ctx& c, const YAML::Node& n, const std::string& what, const std::vector<std::string>& allowed) {
+  if (!n.IsMap()) return err_at(c, n, fmt::format("{} must be a mapping, found {}", what, type_name(n)));
+  std::set<std::string> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) return err_at(c, it->first, fmt::format("keys of {} must be plain names", what));
+    auto key = it->first.Scalar();
+    if (!seen.insert(key).second) return err_at(c, it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    // yaml-cpp places an empty value at the next token, so point at the key instead.
+    if (it->second.IsNull()) return err_at(c, it->first, fmt::format("'{}' in {} has no value", key, what));
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      return err_at(c, it->first,
+                    fmt::format("unknown key '{}' in {}{}; allowed: {}", key, what, util::did_you_mean(key, allowed),
+                                util::join(allowed, ", ")));
+  }
+  return Ok{};
+}
+
+Expected<std::string> get_string(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a string, found {}", what, type_name(n)));
+  return n.Scalar();
+}
+
+Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string& what, long long min_value) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be an integer, found {}", what, type_name(n)));
+  auto s = Scalar::infer(n.Scalar());
+  if (s.kind != Scalar::Kind::Int) return err_at(c, n, fmt::format("{} must be an integer, found '{}'", what, n.Scalar()));
+  long long v = std::stoll(s.text);
+  if (v < min_value) return err_at(c, n, fmt::format("{} must be at least {}, found {}", what, min_value, v));
+  return v;
+}
+
+Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
+  return err_at(c, n, fmt::format("{} must be true or false", what));
+}
+
+Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a duration, found {}", what, type_name(n)));
+  auto d = util::parse_duration_s(n.Scalar());
+  if (!d) return err_at(c, n, fmt::format("{}: {}", what, d.error().message));
+  if (*d <= 0) return err_at(c, n, fmt::format("{} must be positive", what));
+  return *d;
+}
+
+Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Error::input(fmt::format("{}:{}:{}: YAML syntax error: {}", display_path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const YAML::Exception& e) {
+    return Error::input(fmt::format("{}: YAML error: {}", display_path, e.what()));
+  }
+}
+
+Expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::input(fmt::format("{}: cannot read file ({})", path, std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a number or a percentage, found {}", what, type_name(n)));
+  std::string text(util::trim(n.Scalar()));
+  bool percent = !text.empty() && text.back() == '%';
+  if (percent) text = std::string(util::trim(std::string_view(text).substr(0, text.size() - 1)));
+  auto s = Scalar::infer(text);
+  if (s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::Float)
+    return err_at(c, n, fmt::format("{} must be a number such as 0.03 or a percentage such as 3%, found '{}'", what, n.Scalar()));
+  double v = std::stod(s.text) / (percent ? 100.0 : 1.0);
+  if (!(v >= 0) || v > max_value)
+    return err_at(c, n, fmt::format("{} must lie between 0 and {}, found '{}'", what, max_value, n.Scalar()));
+  return v;
+}
+
+}  // namespace perfgate::suite::yaml

@@ -1,0 +1,35 @@
+#pragma once
+// Helpers shared by the YAML readers of suite/ (suites, profiles, gate
+// policies, checklists): every error names file:line:column.
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "harness/model/suite.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::suite::yaml {
+
+struct Ctx {
+  std::string file;
+  std::string base_dir;  // resolves relative paths
+};
+
+model::SourceLoc loc_of(const Ctx& c, const YAML::Node& n);
+Error err_at(const model::SourceLoc& loc, const std::string& msg);
+Error err_at(const Ctx& c, const YAML::Node& n, const std::string& msg);
+const char* type_name(const YAML::Node& n);
+// A mapping whose keys are all known (when `allowed` is not empty) and unique.
+Status check_map(const Ctx& c, const YAML::Node& n, const std::string& what, const std::vector<std::string>& allowed);
+Expected<std::string> get_string(const Ctx& c, const YAML::Node& n, const std::string& what);
+Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string& what, long long min_value);
+Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& what);
+Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what);
+// "3%", "0.03" or "3 %" as a fraction; `max_value` bounds the fraction.
+Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value);
+Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path);
+Expected<std::string> read_file(const std::string& path);
+
+}  // namespace perfgate::suite::yaml
