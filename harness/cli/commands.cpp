@@ -22,8 +22,6 @@
 namespace perfgate::cli {
 namespace fs = std::filesystem;
 
-namespace {
-
 int fail(const Error& e) {
   std::cerr << "perfgate: error: " << e.message << "\n";
   return exit_code_for(e);
@@ -34,6 +32,14 @@ Expected<std::unique_ptr<store::Store>> open_store(const State& s) {
   if (!t) return Error::input("--db-timeout: " + t.error().message);
   return store::open_sqlite_store(s.globals.db_path, {*t});
 }
+
+Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s) {
+  if (!fs::exists(s.globals.db_path))
+    return Error::input(fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path));
+  return open_store(s);
+}
+
+namespace {
 
 // For display only: quote an argument the way a POSIX shell would read it back.
 std::string shell_quote(const std::string& a) {
@@ -129,6 +135,8 @@ int do_run(State& s) {
   for (const auto& x : s.onlys) cmdline += " --only " + x;
   for (const auto& x : s.tags) cmdline += " --tag " + x;
   ro.command_line = cmdline;
+  ro.profiles = s.profiles;
+  ro.sets = s.sets;
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);
   if (!outcome) return fail(outcome.error());

@@ -2,8 +2,12 @@
 // Subcommand handlers. Each has a setup (declares its options on a CLI11
 // subcommand, writing into State) and a run (does the work, returns the exit code).
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "harness/store/store.hpp"
+#include "harness/util/error.hpp"
 
 namespace CLI {
 class App;
@@ -33,6 +37,18 @@ struct State {
   bool all_metrics = false;
   int limit = 20;
   std::string suite_filter;
+  // compare / gate / history
+  std::string base_selector;
+  std::string policy_path;
+  std::string markdown_path, junit_path, json_path;
+  bool adaptive = false;
+  int max_trials = 20;
+  bool strict = false;
+  bool force = false;
+  bool no_store = false;
+  std::vector<std::string> config_filters;
+  bool all_machines = false;
+  long long history_seed = 1;
 };
 
 struct Command {
@@ -42,11 +58,23 @@ struct Command {
   int (*run)(State& state);
 };
 
+// Shared by the handlers: print the error, return its exit code.
+int fail(const Error& e);
+Expected<std::unique_ptr<store::Store>> open_store(const State& s);
+// Refuses to create a database just to report that it has nothing.
+Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s);
+
 void setup_run(CLI::App& sub, State& s);
 int do_run(State& s);
 void setup_runs(CLI::App& sub, State& s);
 int do_runs(State& s);
 void setup_show(CLI::App& sub, State& s);
 int do_show(State& s);
+void setup_compare(CLI::App& sub, State& s);
+int do_compare(State& s);
+void setup_gate(CLI::App& sub, State& s);
+int do_gate(State& s);
+void setup_history(CLI::App& sub, State& s);
+int do_history(State& s);
 
 }  // namespace perfgate::cli

@@ -1,7 +1,9 @@
 #include "harness/runner/fingerprint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/utsname.h>
 #include <thread>
@@ -162,6 +164,29 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
   nlohmann::json all = comparable;
   for (auto it = context.begin(); it != context.end(); ++it) all[it.key()] = it.value();
   return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
+}
+
+std::vector<std::string> fingerprint_differences(const std::string& a_json, const std::string& b_json) {
+  auto parse = [](const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    return j.is_object() ? j : nlohmann::json::object();
+  };
+  auto a = parse(a_json), b = parse(b_json);
+  static const std::vector<std::string> k_context = {"hostname", "kernel", "os"};
+  std::set<std::string> keys;
+  for (auto it = a.begin(); it != a.end(); ++it) keys.insert(it.key());
+  for (auto it = b.begin(); it != b.end(); ++it) keys.insert(it.key());
+  std::vector<std::string> out;
+  for (const auto& k : keys) {
+    if (std::find(k_context.begin(), k_context.end(), k) != k_context.end()) continue;
+    auto show = [&](const nlohmann::json& j) {
+      if (!j.contains(k)) return std::string("(absent)");
+      const auto& v = j[k];
+      return v.is_string() ? v.get<std::string>() : v.dump();
+    };
+    if (!a.contains(k) || !b.contains(k) || a[k] != b[k]) out.push_back(fmt::format("{}: {} -> {}", k, show(a), show(b)));
+  }
+  return out;
 }
 
 }  // namespace perfgate::runner

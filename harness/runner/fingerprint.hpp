@@ -21,6 +21,10 @@ struct FingerprintOptions {
 
 Fingerprint machine_fingerprint(const FingerprintOptions& opts);
 
+// Comparable fields that differ between two fingerprints (JSON as stored),
+// as "field: A -> B"; context fields (hostname, kernel, os) are left out.
+std::vector<std::string> fingerprint_differences(const std::string& a_json, const std::string& b_json);
+
 // NPU models, one per NPU row of `npu-smi info` ("910B2C"), and the tool's version.
 struct NpuInventory {
   std::vector<std::string> models;

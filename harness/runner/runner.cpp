@@ -66,86 +66,18 @@ std::string headline(const model::TrialRecord& t, const std::string& primary) {
   return "";
 }
 
-}  // namespace
+struct Executed {
+  bool interrupted = false;
+  Status store_failure = Ok{};
+};
 
-std::string plan_json(const model::Plan& plan) {
-  nlohmann::json j;
-  j["seed"] = plan.seed;
-  j["order"] = plan.order;
-  j["cases"] = nlohmann::json::array();
-  for (const auto& c : plan.cases)
-    j["cases"].push_back({{"workload", c.workload}, {"params", nlohmann::json::parse(c.params_json)}});
-  j["trials"] = nlohmann::json::array();
-  for (const auto& t : plan.trials) j["trials"].push_back({t.case_index, t.repeat});
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string recorded_env_json(const model::Suite& suite) {
-  nlohmann::json j = nlohmann::json::object();
-  auto env = util::current_environment();
-  for (const auto& k : k_recorded_env)
-    if (auto it = env.find(k); it != env.end()) j[k] = util::redact_env_value(k, it->second);
-  for (const auto& w : suite.workloads)
-    for (const auto& [k, v] : w.env) j[k] = util::redact_env_value(k, v);
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
-                              exec::Launcher& launcher, const RunOptions& opts) {
+// Runs the plan's trials into an existing run, counting into `out`.
+Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                                  exec::Launcher& launcher, const RunOptions& opts, long long run_id_value,
+                                  const fs::path& run_dir, RunOutcome& out) {
   auto say = [&](const std::string& line) {
     if (opts.progress) *opts.progress << line << std::endl;
   };
-  // A perfgate killed earlier on this host left its runs "running"; close them.
-  if (auto closed = st.close_abandoned_runs(hostname()); !closed) return closed.error();
-  else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
-
-  FingerprintOptions fo;
-  for (const auto& w : suite.workloads) {
-    if (!opts.probe_python || w.shell || w.command.empty()) continue;
-    fs::path exe(w.command[0]);
-    if (!exe.filename().string().starts_with("python")) continue;
-    // The interpreter the workload runs, so the torch version recorded is the one measured.
-    fo.python = exe.has_parent_path() && exe.is_relative() ? (fs::path(w.cwd) / exe).string() : exe.string();
-    break;
-  }
-  auto fp = machine_fingerprint(fo);
-
-  store::RunRecord rec;
-  rec.suite = suite.name;
-  rec.suite_path = suite.path;
-  rec.description = suite.description;
-  rec.started_at = util::unix_now_s();
-  rec.status = model::RunStatus::Running;
-  rec.host = hostname();
-  rec.pid = ::getpid();
-  rec.fingerprint_json = fp.json;
-  rec.fingerprint_hash = fp.hash;
-  rec.tags = opts.tags;
-  rec.seed = plan.seed;
-  rec.argv = opts.command_line;
-  rec.env_json = recorded_env_json(suite);
-  rec.perfgate_version = PERFGATE_VERSION;
-  rec.git_commit = opts.commit;
-  rec.git_branch = opts.branch;
-  if (rec.git_commit.empty() || rec.git_branch.empty()) {
-    auto g = git_info(suite.dir);
-    if (rec.git_commit.empty()) rec.git_commit = g.commit;
-    if (rec.git_branch.empty()) rec.git_branch = g.branch;
-  }
-  auto run_id = st.begin_run(rec);
-  if (!run_id) return run_id.error();
-  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / std::to_string(*run_id));
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
-  if (auto s = st.update_run_plan(*run_id, plan_json(plan), run_dir.string()); !s) return s.error();
-
-  RunOutcome out;
-  out.run_id = *run_id;
-  out.trials_total = static_cast<int>(plan.trials.size());
-  say(fmt::format("run {}: suite {}, {} configuration(s) x repeats = {} trial(s), seed {}", *run_id, suite.name,
-                  plan.cases.size(), plan.trials.size(), plan.seed));
-
   std::vector<long long> config_ids(plan.cases.size(), 0);
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto id = st.config_id(plan.cases[i].workload, plan.cases[i].params_json);
@@ -153,8 +85,11 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
     config_ids[i] = *id;
   }
   const auto base_env = util::current_environment();
-  bool interrupted = false;
-  Status store_failure = Ok{};
+  Executed ex;
+  bool& interrupted = ex.interrupted;
+  Status& store_failure = ex.store_failure;
+  const long long* run_id = &run_id_value;
+  std::error_code ec;
 
   for (const auto& pt : plan.trials) {
     if (util::interrupt_count() > 0) {
@@ -285,7 +220,7 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
       break;
     }
 
-    std::string where = fmt::format("[{}/{}] {} (repeat {})", pt.seq + 1, plan.trials.size(), c.label, pt.repeat + 1);
+    std::string where = fmt::format("[{}/{}] {} (repeat {})", static_cast<std::size_t>(&pt - plan.trials.data()) + 1, plan.trials.size(), c.label, pt.repeat + 1);
     if (trial.status == model::TrialStatus::Ok) {
       ++out.trials_ok;
       std::string extra = trial.notes.empty() ? "" : "  note: " + trial.notes;
@@ -300,6 +235,95 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
     }
   }
 
+  return ex;
+}
+
+}  // namespace
+
+std::string plan_json(const model::Plan& plan, const RunOptions& opts) {
+  nlohmann::json j;
+  j["load"] = {{"profiles", opts.profiles}, {"sets", opts.sets}};
+  j["seed"] = plan.seed;
+  j["order"] = plan.order;
+  j["cases"] = nlohmann::json::array();
+  for (const auto& c : plan.cases)
+    j["cases"].push_back({{"workload", c.workload}, {"params", nlohmann::json::parse(c.params_json)}});
+  j["trials"] = nlohmann::json::array();
+  for (const auto& t : plan.trials) j["trials"].push_back({t.case_index, t.repeat});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string recorded_env_json(const model::Suite& suite) {
+  nlohmann::json j = nlohmann::json::object();
+  auto env = util::current_environment();
+  for (const auto& k : k_recorded_env)
+    if (auto it = env.find(k); it != env.end()) j[k] = util::redact_env_value(k, it->second);
+  for (const auto& w : suite.workloads)
+    for (const auto& [k, v] : w.env) j[k] = util::redact_env_value(k, v);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                              exec::Launcher& launcher, const RunOptions& opts) {
+  auto say = [&](const std::string& line) {
+    if (opts.progress) *opts.progress << line << std::endl;
+  };
+  // A perfgate killed earlier on this host left its runs "running"; close them.
+  if (auto closed = st.close_abandoned_runs(hostname()); !closed) return closed.error();
+  else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
+
+  FingerprintOptions fo;
+  for (const auto& w : suite.workloads) {
+    if (!opts.probe_python || w.shell || w.command.empty()) continue;
+    fs::path exe(w.command[0]);
+    if (!exe.filename().string().starts_with("python")) continue;
+    // The interpreter the workload runs, so the torch version recorded is the one measured.
+    fo.python = exe.has_parent_path() && exe.is_relative() ? (fs::path(w.cwd) / exe).string() : exe.string();
+    break;
+  }
+  auto fp = machine_fingerprint(fo);
+
+  store::RunRecord rec;
+  rec.suite = suite.name;
+  rec.suite_path = suite.path;
+  rec.description = suite.description;
+  rec.started_at = util::unix_now_s();
+  rec.status = model::RunStatus::Running;
+  rec.host = hostname();
+  rec.pid = ::getpid();
+  rec.fingerprint_json = fp.json;
+  rec.fingerprint_hash = fp.hash;
+  rec.tags = opts.tags;
+  rec.seed = plan.seed;
+  rec.argv = opts.command_line;
+  rec.env_json = recorded_env_json(suite);
+  rec.perfgate_version = PERFGATE_VERSION;
+  rec.git_commit = opts.commit;
+  rec.git_branch = opts.branch;
+  if (rec.git_commit.empty() || rec.git_branch.empty()) {
+    auto g = git_info(suite.dir);
+    if (rec.git_commit.empty()) rec.git_commit = g.commit;
+    if (rec.git_branch.empty()) rec.git_branch = g.branch;
+  }
+  auto run_id = st.begin_run(rec);
+  if (!run_id) return run_id.error();
+  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / std::to_string(*run_id));
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
+  if (auto s = st.update_run_plan(*run_id, plan_json(plan, opts), run_dir.string()); !s) return s.error();
+
+  RunOutcome out;
+  out.run_id = *run_id;
+  out.trials_total = static_cast<int>(plan.trials.size());
+  say(fmt::format("run {}: suite {}, {} configuration(s) x repeats = {} trial(s), seed {}", *run_id, suite.name,
+                  plan.cases.size(), plan.trials.size(), plan.seed));
+
+  auto executed = execute_trials(suite, plan, st, launcher, opts, *run_id, run_dir, out);
+  if (!executed) return executed.error();
+  bool interrupted = executed->interrupted;
+  Status store_failure = executed->store_failure;
+
   out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
   if (!store_failure) {
     // Try to leave the run in a truthful state; the store may be what failed.
@@ -311,6 +335,29 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   else if (out.trials_ok == 0) out.status = model::RunStatus::Failed;
   else out.status = model::RunStatus::Completed;
   if (auto s = st.finish_run(*run_id, out.status, util::unix_now_s()); !s) return s.error();
+  return out;
+}
+
+Expected<RunOutcome> extend_run(const model::Suite& suite, const model::Plan& extra, store::Store& st,
+                                exec::Launcher& launcher, long long run_id, const RunOptions& opts) {
+  auto data = st.load_run(run_id);
+  if (!data) return data.error();
+  if (data->run.artifacts_dir.empty()) return Error::harness(fmt::format("run {} has no artifacts directory", run_id));
+  fs::path run_dir = data->run.artifacts_dir;
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
+  RunOutcome out;
+  out.run_id = run_id;
+  out.status = data->run.status;
+  out.trials_total = static_cast<int>(extra.trials.size());
+  auto executed = execute_trials(suite, extra, st, launcher, opts, run_id, run_dir, out);
+  if (!executed) return executed.error();
+  out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
+  if (!executed->store_failure)
+    return Error::harness(fmt::format("run {}: stopped adding trials because the results database failed: {}", run_id,
+                                      executed->store_failure.error().message));
+  if (executed->interrupted) out.status = model::RunStatus::Interrupted;
   return out;
 }
 

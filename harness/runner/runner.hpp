@@ -26,6 +26,10 @@ struct RunOptions {
   std::string command_line;      // how perfgate was invoked, for the record
   bool probe_python = true;      // record torch / torch_npu versions in the fingerprint
   std::ostream* progress = nullptr;  // one line per trial; nullptr for silence
+  // How the suite was loaded (--profile, --set), stored with the plan so
+  // more trials of the same run can be launched later (adaptive gate).
+  std::vector<std::string> profiles;
+  std::vector<std::string> sets;
 };
 
 struct RunOutcome {
@@ -40,8 +44,15 @@ struct RunOutcome {
 Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& store,
                               exec::Launcher& launcher, const RunOptions& opts);
 
+// Appends trials to a finished run: `extra` lists cases of the run (matched
+// by workload and parameters) and their trials with repeat and seq numbers
+// continuing the run's. The run keeps its status; interruption is reported in
+// the outcome.
+Expected<RunOutcome> extend_run(const model::Suite& suite, const model::Plan& extra, store::Store& store,
+                                exec::Launcher& launcher, long long run_id, const RunOptions& opts);
+
 // The plan as JSON (seed, order, cases, trial order), as stored with the run.
-std::string plan_json(const model::Plan& plan);
+std::string plan_json(const model::Plan& plan, const RunOptions& opts = {});
 
 // Environment variables worth recording with every run (Ascend runtime knobs,
 // thread counts), read from perfgate's own environment; secrets redacted.

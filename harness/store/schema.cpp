@@ -97,6 +97,37 @@ CREATE TABLE trial_summaries(
   PRIMARY KEY(trial_id, metric_id)
 );
 )sql",
+    // v2: gate verdicts, so dashboards and later reports can show them.
+    R"sql(
+CREATE TABLE gates(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,  -- the candidate
+  created_at REAL NOT NULL,
+  baseline TEXT NOT NULL,            -- the selector as given
+  baseline_runs TEXT NOT NULL,       -- JSON list of run ids pooled
+  policy TEXT NOT NULL DEFAULT '',   -- path of the policy file, '' for the built-in one
+  outcome TEXT NOT NULL,             -- regression | pass | inconclusive | error
+  trials_added INTEGER NOT NULL DEFAULT 0,
+  forced INTEGER NOT NULL DEFAULT 0  -- fingerprint mismatch overridden with --force
+);
+CREATE INDEX gates_run ON gates(run_id, id);
+CREATE TABLE verdicts(
+  gate_id INTEGER NOT NULL REFERENCES gates(id) ON DELETE CASCADE,
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  verdict TEXT NOT NULL,             -- regression | improvement | unchanged | inconclusive | missing | failed
+  threshold REAL NOT NULL,           -- practical threshold, relative
+  n_base INTEGER NOT NULL, n_cand INTEGER NOT NULL,
+  failed_base INTEGER NOT NULL, failed_cand INTEGER NOT NULL,
+  base_median REAL, cand_median REAL,
+  change REAL, change_low REAL, change_high REAL,   -- relative to the baseline median
+  u REAL, p REAL, p_adjusted REAL,
+  extra_trials INTEGER NOT NULL DEFAULT 0,
+  added_trials INTEGER NOT NULL DEFAULT 0,
+  note TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(gate_id, config_id, metric_id)
+);
+)sql",
 };
 
 int user_version(sqlite3* db) {

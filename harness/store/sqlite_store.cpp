@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "harness/model/params.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
+#include "harness/util/strings.hpp"
 
 namespace perfgate::store {
 namespace fs = std::filesystem;
@@ -48,6 +50,8 @@ class Stmt {
   }
   long long i64(int c) const { return sqlite3_column_int64(m_stmt, c); }
   double f64(int c) const { return sqlite3_column_double(m_stmt, c); }
+  // Parameter index of a named parameter (":name"), 0 if the statement has none.
+  int index(const char* name) const { return sqlite3_bind_parameter_index(m_stmt, name); }
   bool is_null(int c) const { return sqlite3_column_type(m_stmt, c) == SQLITE_NULL; }
   std::string text(int c) const {
     auto p = sqlite3_column_text(m_stmt, c);
@@ -80,6 +84,9 @@ class SqliteStore final : public Store {
   Expected<RunData> load_run(long long run_id) override;
   Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) override;
   Expected<int> close_abandoned_runs(const std::string& host) override;
+  Expected<std::vector<RunRecord>> find_runs(const RunQuery& q) override;
+  Expected<long long> save_gate(const GateRecord& gate) override;
+  Expected<std::vector<GateRecord>> load_gates(long long run_id) override;
 
  private:
   Error fail(int rc, const std::string& doing) const {
@@ -541,6 +548,159 @@ Expected<int> SqliteStore::close_abandoned_runs(const std::string& host) {
 }
 
 }  // namespace
+
+Expected<std::vector<RunRecord>> SqliteStore::find_runs(const RunQuery& q) {
+  std::lock_guard lock(m_mu);
+  std::string where = "WHERE 1";
+  if (!q.suite.empty()) where += " AND suite = :suite";
+  if (!q.tag.empty()) where += " AND id IN (SELECT run_id FROM run_tags WHERE tag = :tag)";
+  // A prefix match that treats the text literally (no LIKE wildcards).
+  if (!q.commit_prefix.empty()) where += " AND substr(git_commit, 1, length(:commit)) = :commit";
+  if (q.before_id > 0) where += " AND id < :before";
+  if (q.exclude_id > 0) where += " AND id <> :exclude";
+  if (q.completed_only) where += " AND status = 'completed'";
+  std::string sql = fmt::format("SELECT {} FROM runs {} ORDER BY id DESC{}", k_run_columns, where,
+                                q.limit > 0 ? " LIMIT :limit" : "");
+  Stmt s(m_db, sql.c_str());
+  if (!s.ok()) return fail(sqlite3_errcode(m_db), "finding runs");
+  auto bind = [&](const char* name, auto value) {
+    if (int i = s.index(name); i > 0) s.bind(i, value);
+  };
+  bind(":suite", q.suite);
+  bind(":tag", q.tag);
+  bind(":commit", q.commit_prefix);
+  bind(":before", q.before_id);
+  bind(":exclude", q.exclude_id);
+  bind(":limit", q.limit);
+  std::vector<RunRecord> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_run(s));
+  if (rc != SQLITE_DONE) return fail(rc, "finding runs");
+  for (auto& r : out) {
+    auto tags = tags_of(r.id);
+    if (!tags) return tags.error();
+    r.tags = std::move(*tags);
+  }
+  return out;
+}
+
+Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
+  std::lock_guard lock(m_mu);
+  // Ids first: each takes its own short transaction and may insert.
+  std::vector<std::pair<long long, long long>> ids;
+  for (const auto& c : g.comparisons) {
+    auto cid = config_id(c.workload, c.params_json);
+    if (!cid) return cid.error();
+    auto mid = metric_id(c.metric);
+    if (!mid) return mid.error();
+    ids.emplace_back(*cid, *mid);
+  }
+  long long gate_id = 0;
+  auto st = transaction("recording a gate", [&]() -> Status {
+    Stmt ins(m_db,
+             "INSERT INTO gates(run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    std::string runs = "[";
+    for (std::size_t i = 0; i < g.baseline_runs.size(); ++i) runs += (i ? "," : "") + std::to_string(g.baseline_runs[i]);
+    runs += "]";
+    ins.bind(1, g.run_id).bind(2, g.created_at).bind(3, g.baseline).bind(4, runs).bind(5, g.policy).bind(6, g.outcome)
+        .bind(7, g.trials_added).bind(8, g.forced ? 1 : 0);
+    if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a gate");
+    gate_id = sqlite3_last_insert_rowid(m_db);
+    Stmt v(m_db,
+           "INSERT OR REPLACE INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
+           "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
+           "extra_trials, added_trials, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (std::size_t i = 0; i < g.comparisons.size(); ++i) {
+      const auto& c = g.comparisons[i];
+      v.reset();
+      v.bind(1, gate_id).bind(2, ids[i].first).bind(3, ids[i].second).bind(4, std::string(model::to_string(c.verdict)))
+          .bind(5, c.threshold_rel).bind(6, c.n_base).bind(7, c.n_cand).bind(8, c.failed_base).bind(9, c.failed_cand);
+      int col = 10;
+      for (double x : {c.base_median, c.cand_median, c.change_rel, c.change_low_rel, c.change_high_rel}) {
+        if (std::isfinite(x)) v.bind(col, x);
+        else v.bind_null(col);
+        ++col;
+      }
+      if (c.tested) v.bind(15, c.u).bind(16, c.p_value).bind(17, c.p_adjusted);
+      else v.bind_null(15).bind_null(16).bind_null(17);
+      v.bind(18, c.extra_trials).bind(19, c.added_trials).bind(20, c.note);
+      if (int rc = v.step(); rc != SQLITE_DONE) return fail(rc, "recording a verdict");
+    }
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return gate_id;
+}
+
+Expected<std::vector<GateRecord>> SqliteStore::load_gates(long long run_id) {
+  std::lock_guard lock(m_mu);
+  std::vector<GateRecord> out;
+  Stmt s(m_db,
+         "SELECT id, run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced FROM gates "
+         "WHERE run_id = ? ORDER BY id DESC");
+  s.bind(1, run_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    GateRecord g;
+    g.id = s.i64(0);
+    g.run_id = s.i64(1);
+    g.created_at = s.f64(2);
+    g.baseline = s.text(3);
+    for (auto& part : util::split(util::trim(s.text(4)), ',')) {
+      std::string digits;
+      for (char ch : part)
+        if (ch >= '0' && ch <= '9') digits += ch;
+      if (!digits.empty()) g.baseline_runs.push_back(std::stoll(digits));
+    }
+    g.policy = s.text(5);
+    g.outcome = s.text(6);
+    g.trials_added = static_cast<int>(s.i64(7));
+    g.forced = s.i64(8) != 0;
+    out.push_back(std::move(g));
+  }
+  if (rc != SQLITE_DONE) return fail(rc, "reading gates");
+  Stmt v(m_db,
+         "SELECT c.workload, c.params, m.name, m.unit, m.better, v.verdict, v.threshold, v.n_base, v.n_cand, "
+         "v.failed_base, v.failed_cand, v.base_median, v.cand_median, v.change, v.change_low, v.change_high, v.u, v.p, "
+         "v.p_adjusted, v.extra_trials, v.added_trials, v.note FROM verdicts v JOIN configs c ON c.id = v.config_id "
+         "JOIN metrics m ON m.id = v.metric_id WHERE v.gate_id = ? ORDER BY v.rowid");
+  for (auto& g : out) {
+    v.reset();
+    v.bind(1, g.id);
+    while ((rc = v.step()) == SQLITE_ROW) {
+      model::Comparison c;
+      c.workload = v.text(0);
+      c.params_json = v.text(1);
+      c.label = model::params_label(model::params_from_json(c.params_json));
+      c.metric.name = v.text(2);
+      c.metric.unit = v.text(3);
+      c.metric.better = model::better_from_string(v.text(4)).value_or(model::Better::Lower);
+      c.verdict = model::verdict_from_string(v.text(5)).value_or(model::VerdictKind::Inconclusive);
+      c.threshold_rel = v.f64(6);
+      c.n_base = static_cast<int>(v.i64(7));
+      c.n_cand = static_cast<int>(v.i64(8));
+      c.failed_base = static_cast<int>(v.i64(9));
+      c.failed_cand = static_cast<int>(v.i64(10));
+      auto num = [&](int col) { return v.is_null(col) ? std::nan("") : v.f64(col); };
+      c.base_median = num(11);
+      c.cand_median = num(12);
+      c.change_rel = num(13);
+      c.change_low_rel = num(14);
+      c.change_high_rel = num(15);
+      c.tested = !v.is_null(17);
+      c.u = num(16);
+      c.p_value = c.tested ? v.f64(17) : 1;
+      c.p_adjusted = c.tested ? v.f64(18) : 1;
+      c.extra_trials = static_cast<int>(v.i64(19));
+      c.added_trials = static_cast<int>(v.i64(20));
+      c.note = v.text(21);
+      g.comparisons.push_back(std::move(c));
+    }
+    if (rc != SQLITE_DONE) return fail(rc, "reading verdicts");
+  }
+  return out;
+}
 
 Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, const OpenOptions& opts) {
   std::error_code ec;

@@ -11,6 +11,7 @@
 
 #include "harness/model/metric.hpp"
 #include "harness/model/trial.hpp"
+#include "harness/model/verdict.hpp"
 #include "harness/util/error.hpp"
 
 namespace perfgate::store {
@@ -65,6 +66,31 @@ struct RunData {
   std::vector<model::MetricInfo> metrics;   // every metric the trials mention
 };
 
+// Which runs a baseline selector means. Empty fields match anything.
+struct RunQuery {
+  std::string suite;
+  std::string tag;
+  std::string commit_prefix;     // git commit, or its first characters
+  long long before_id = 0;       // only runs older than this one (0: any)
+  long long exclude_id = 0;      // never this run (the candidate)
+  bool completed_only = true;    // skip running, interrupted and failed runs
+  int limit = 0;                 // newest first; 0: all
+};
+
+// A gate's outcome as recorded, for reports and dashboards.
+struct GateRecord {
+  long long id = 0;
+  long long run_id = 0;                 // the candidate
+  double created_at = 0;
+  std::string baseline;                 // the selector as given
+  std::vector<long long> baseline_runs;
+  std::string policy;                   // path, '' for the built-in policy
+  std::string outcome;                  // regression | pass | inconclusive | error
+  int trials_added = 0;
+  bool forced = false;
+  std::vector<model::Comparison> comparisons;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -88,6 +114,12 @@ class Store {
   virtual Expected<RunData> load_run(long long run_id) = 0;
   // Samples of one trial and metric, in step order.
   virtual Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) = 0;
+  // Runs matching the query, newest first, with their tags.
+  virtual Expected<std::vector<RunRecord>> find_runs(const RunQuery& q) = 0;
+  // Records a gate and its verdicts in one transaction; returns the gate id.
+  virtual Expected<long long> save_gate(const GateRecord& gate) = 0;
+  // Gates of a run, newest first, with their verdicts.
+  virtual Expected<std::vector<GateRecord>> load_gates(long long run_id) = 0;
   // Runs left "running" by a perfgate on this host that no longer exists become "interrupted".
   virtual Expected<int> close_abandoned_runs(const std::string& host) = 0;
 };

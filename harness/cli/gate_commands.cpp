@@ -1,0 +1,264 @@
+// compare, gate and history: the commands that draw conclusions from runs.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/analysis/baseline.hpp"
+#include "harness/analysis/gate.hpp"
+#include "harness/analysis/gate_source.hpp"
+#include "harness/analysis/history.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/exec/process_launcher.hpp"
+#include "harness/report/gate_reporter.hpp"
+#include "harness/report/history_reporter.hpp"
+#include "harness/runner/fingerprint.hpp"
+#include "harness/suite/policy_loader.hpp"
+#include "harness/util/interrupt.hpp"
+#include "harness/util/strings.hpp"
+#include "harness/util/time.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+// Colour only for a person at a terminal: https://no-color.org says an
+// NO_COLOR variable that is set and not empty turns it off.
+bool use_colour() {
+  const char* no = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDOUT_FILENO) && !(no && *no) && !(term && std::string_view(term) == "dumb");
+}
+
+Expected<model::GatePolicy> policy_of(const State& s) {
+  if (s.policy_path.empty()) return model::default_gate_policy();
+  return suite::load_gate_policy(s.policy_path);
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Error::input(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  out << text;
+  out.close();
+  if (!out) return Error::harness(fmt::format("{}: write failed", path));
+  return Ok{};
+}
+
+struct Judged {
+  report::GateReport report;
+  int exit_code = 0;
+};
+
+// What compare and gate share: candidate, baseline, comparisons, verdicts.
+Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand_sel, const std::string& command) {
+  auto policy = policy_of(s);
+  if (!policy) return policy.error();
+  auto cand_id = st.resolve_run(cand_sel);
+  if (!cand_id) return cand_id.error();
+  auto cand = st.load_run(*cand_id);
+  if (!cand) return cand.error();
+  auto base = analysis::select_baseline(st, cand->run, s.base_selector, s.force);
+  if (!base) return base.error();
+
+  Judged j;
+  auto& r = j.report;
+  r.command = command;
+  r.candidate = cand->run;
+  r.baseline_selector = s.base_selector;
+  r.policy = *policy;
+  r.warnings = base->warnings;
+  if (cand->run.status != model::RunStatus::Completed)
+    r.warnings.push_back(fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
+  std::vector<analysis::RunSummary> base_summaries;
+  for (const auto& b : base->runs) {
+    r.baseline_runs.push_back(b.run);
+    base_summaries.push_back(analysis::summarise_run(b));
+  }
+
+  std::unique_ptr<exec::ProcessLauncher> launcher;
+  runner::RunOptions ro;
+  if (s.adaptive) {
+    launcher = std::make_unique<exec::ProcessLauncher>();
+    util::install_interrupt_handlers();
+    ro.progress = &std::cerr;
+    ro.probe_python = false;
+  }
+  analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro);
+  if (s.adaptive) {
+    analysis::AdaptiveOptions ao;
+    ao.max_trials = s.max_trials;
+    auto g = analysis::adaptive_gate(source, r.policy, ao);
+    if (!g) return g.error();
+    r.comparisons = std::move(g->comparisons);
+    r.adaptive = true;
+    r.rounds = g->rounds;
+    r.trials_added = g->trials_added;
+  } else {
+    auto items = source.items();
+    if (!items) return items.error();
+    r.comparisons = analysis::evaluate(*items, r.policy);
+  }
+  if (r.comparisons.empty()) {
+    std::set<std::string> names;
+    for (const auto& m : cand->metrics) names.insert(m.name);
+    return Error::input(fmt::format("{} of run {} has nothing to compare: {} of its metrics ({}); pass --metric or a --policy "
+                                    "that names them",
+                                    command, cand->run.id,
+                                    s.metrics.empty() ? "the policy gates none" : "--metric matches none",
+                                    util::join(std::vector<std::string>(names.begin(), names.end()), ", ")));
+  }
+  analysis::sort_by_severity(r.comparisons);
+  r.counts = analysis::count_verdicts(r.comparisons);
+  r.outcome = report::gate_outcome(r.counts);
+  if (r.counts.failed > 0 && r.counts.failed == r.counts.total()) j.exit_code = static_cast<int>(ExitCode::HarnessError);
+  else if (r.outcome == "regression") j.exit_code = static_cast<int>(ExitCode::Regression);
+  else if (r.outcome == "inconclusive" && s.strict) j.exit_code = static_cast<int>(ExitCode::Inconclusive);
+  return j;
+}
+
+Status print_report(const report::GateReport& r, const std::string& format) {
+  if (format == "table") std::cout << report::gate_table(r, use_colour());
+  else if (format == "markdown") std::cout << report::gate_markdown(r);
+  else if (format == "json") std::cout << report::gate_json(r);
+  else return Error::input(fmt::format("--format '{}': use table, markdown or json", format));
+  return Ok{};
+}
+
+void common_options(CLI::App& sub, State& s) {
+  sub.add_option("--metric", s.metrics, "compare this metric (name or glob, repeatable) instead of the policy's");
+  sub.add_option("--policy", s.policy_path, "gate policy YAML (default: the built-in one, as configs/gate.yaml)");
+  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+  sub.add_flag("--force", s.force, "compare even when the machines' fingerprints differ");
+  sub.add_flag("--strict", s.strict, "exit 4 when nothing regressed but something is inconclusive or missing");
+}
+
+}  // namespace
+
+void setup_compare(CLI::App& sub, State& s) {
+  sub.add_option("baseline", s.base_selector, "baseline: run id, latest:TAG, or tag:T,last:N / commit:SHA")->required();
+  sub.add_option("candidate", s.run_selector, "candidate run: id, latest, or latest:TAG")->required();
+  common_options(sub, s);
+}
+
+int do_compare(State& s) {
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  auto j = judge(s, **st, s.run_selector, "compare");
+  if (!j) return fail(j.error());
+  if (auto p = print_report(j->report, s.format); !p) return fail(p.error());
+  return j->exit_code;
+}
+
+void setup_gate(CLI::App& sub, State& s) {
+  s.run_selector = "latest";
+  sub.add_option("--run", s.run_selector, "candidate run: id, latest, or latest:TAG")->capture_default_str();
+  sub.add_option("--baseline", s.base_selector, "baseline: run id, latest:TAG, or tag:T,last:N / commit:SHA")->required();
+  common_options(sub, s);
+  sub.add_option("--markdown", s.markdown_path, "also write the Markdown report here (CI summary)");
+  sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
+  sub.add_option("--json", s.json_path, "also write the JSON report here");
+  sub.add_flag("--adaptive", s.adaptive, "run more candidate trials for inconclusive or suspicious comparisons first");
+  sub.add_option("--max-trials", s.max_trials, "adaptive: most candidate trials per configuration")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  sub.add_flag("--no-store", s.no_store, "do not record the verdicts in the database");
+}
+
+int do_gate(State& s) {
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  auto j = judge(s, **st, s.run_selector, "gate");
+  if (!j) return fail(j.error());
+  auto& r = j->report;
+  if (!s.no_store) {
+    store::GateRecord g;
+    g.run_id = r.candidate.id;
+    g.created_at = util::unix_now_s();
+    g.baseline = s.base_selector;
+    for (const auto& b : r.baseline_runs) g.baseline_runs.push_back(b.id);
+    g.policy = r.policy.path;
+    g.outcome = r.outcome;
+    g.trials_added = r.trials_added;
+    g.forced = s.force;
+    g.comparisons = r.comparisons;
+    auto id = (*st)->save_gate(g);
+    if (!id) return fail(id.error());
+    r.gate_id = *id;
+  }
+  using Render = std::string (*)(const report::GateReport&);
+  for (auto [path, render] : {std::pair<const std::string*, Render>{&s.markdown_path, report::gate_markdown},
+                              std::pair<const std::string*, Render>{&s.junit_path, report::gate_junit},
+                              std::pair<const std::string*, Render>{&s.json_path, report::gate_json}}) {
+    if (path->empty()) continue;
+    if (auto w = write_file(*path, render(r)); !w) return fail(w.error());
+  }
+  if (auto p = print_report(r, s.format); !p) return fail(p.error());
+  return j->exit_code;
+}
+
+void setup_history(CLI::App& sub, State& s) {
+  sub.add_option("--suite", s.suite_filter, "suite name")->required();
+  sub.add_option("--metric", s.metrics, "metric name or glob (repeatable; default: the policy's gated metrics)");
+  sub.add_option("--config", s.config_filters, "only configurations with KEY=VALUE (or workload=NAME), repeatable");
+  sub.add_option("--policy", s.policy_path, "gate policy YAML: which metrics by default, their directions");
+  sub.add_option("--limit", s.limit, "newest runs to read")->capture_default_str();
+  sub.add_option("--seed", s.history_seed, "seed of the permutation test")->capture_default_str();
+  sub.add_flag("--all-machines", s.all_machines, "include runs of other machine fingerprints than the newest run's");
+  sub.add_option("--format", s.format, "table | json")->capture_default_str();
+}
+
+int do_history(State& s) {
+  if (s.format != "table" && s.format != "json")
+    return fail(Error::input(fmt::format("--format '{}': use table or json", s.format)));
+  auto policy = policy_of(s);
+  if (!policy) return fail(policy.error());
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  store::RunQuery q;
+  q.suite = s.suite_filter;
+  q.limit = s.limit;
+  auto runs = (*st)->find_runs(q);
+  if (!runs) return fail(runs.error());
+  if (runs->empty())
+    return fail(Error::input(fmt::format("no completed runs of suite '{}' in {}; `perfgate runs` lists the suites",
+                                         s.suite_filter, s.globals.db_path)));
+  report::HistoryReport hr;
+  hr.suite = s.suite_filter;
+  const auto& newest = runs->front();
+  std::vector<analysis::RunSummary> summaries;
+  int other = 0;
+  for (auto it = runs->rbegin(); it != runs->rend(); ++it) {
+    if (!s.all_machines && it->fingerprint_hash != newest.fingerprint_hash) {
+      ++other;
+      continue;
+    }
+    auto data = (*st)->load_run(it->id);
+    if (!data) return fail(data.error());
+    summaries.push_back(analysis::summarise_run(*data));
+  }
+  if (other > 0)
+    hr.warnings.push_back(fmt::format("left out {} run(s) of other machines than run {}'s (--all-machines includes them)",
+                                      other, newest.id));
+  analysis::HistoryOptions ho;
+  ho.metrics = s.metrics;
+  ho.config_filters = s.config_filters;
+  ho.change_points.seed = static_cast<std::uint64_t>(s.history_seed);
+  auto series = analysis::history(summaries, *policy, ho);
+  hr.runs = static_cast<int>(summaries.size());
+  hr.series = &series;
+  hr.significance = ho.change_points.significance;
+  hr.seed = ho.change_points.seed;
+  if (series.empty())
+    return fail(Error::input(fmt::format("no series to analyse in {} run(s) of '{}': check --metric and --config",
+                                         summaries.size(), s.suite_filter)));
+  std::cout << (s.format == "json" ? report::history_json(hr) : report::history_table(hr));
+  return 0;
+}
+
+}  // namespace perfgate::cli

@@ -1,0 +1,106 @@
+#include "harness/model/verdict.hpp"
+
+#include <array>
+
+namespace perfgate::model {
+
+namespace {
+constexpr std::array<std::pair<VerdictKind, std::string_view>, 6> k_names = {{
+    {VerdictKind::Regression, "regression"},
+    {VerdictKind::Improvement, "improvement"},
+    {VerdictKind::Unchanged, "unchanged"},
+    {VerdictKind::Inconclusive, "inconclusive"},
+    {VerdictKind::Missing, "missing"},
+    {VerdictKind::Failed, "failed"},
+}};
+}  // namespace
+
+std::string_view to_string(VerdictKind v) {
+  for (const auto& [k, n] : k_names)
+    if (k == v) return n;
+  return "inconclusive";
+}
+
+std::optional<VerdictKind> verdict_from_string(std::string_view s) {
+  for (const auto& [k, n] : k_names)
+    if (n == s) return k;
+  return std::nullopt;
+}
+
+int severity_rank(VerdictKind v) {
+  switch (v) {
+    case VerdictKind::Regression: return 0;
+    case VerdictKind::Failed: return 1;
+    case VerdictKind::Missing: return 2;
+    case VerdictKind::Inconclusive: return 3;
+    case VerdictKind::Improvement: return 4;
+    case VerdictKind::Unchanged: return 5;
+  }
+  return 6;
+}
+
+std::string_view to_string(Correction c) {
+  return c == Correction::Holm ? "holm" : "benjamini-hochberg";
+}
+
+bool glob_match(std::string_view p, std::string_view s) {
+  // Iterative matcher with one backtrack point: linear in practice, no recursion.
+  std::size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+      ++pi;
+      ++si;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+bool is_memory_metric(std::string_view n) {
+  return n.ends_with("_mb") || n.ends_with("_bytes") || n.ends_with("_gb") || n.ends_with("_kb") ||
+         n.find("rss") != std::string_view::npos || n.find("hbm") != std::string_view::npos ||
+         n.find("mem") != std::string_view::npos;
+}
+
+const MetricRule* GatePolicy::match(std::string_view metric) const {
+  for (const auto& r : rules)
+    if (glob_match(r.pattern, metric)) return r.gate ? &r : nullptr;
+  return nullptr;
+}
+
+double GatePolicy::threshold_for(const MetricInfo& m, const MetricRule* rule) const {
+  if (rule && rule->threshold_rel) return *rule->threshold_rel;
+  if (is_memory_metric(m.name)) return memory_threshold;
+  Better b = rule && rule->better ? *rule->better : m.better;
+  return b == Better::Higher ? throughput_threshold : latency_threshold;
+}
+
+GatePolicy default_gate_policy() {
+  GatePolicy p;
+  // What a training or inference job is judged by; per-phase timings
+  // (forward_ms, data_wait_ms, ...) explain a change but are not gated.
+  // configs/gate.yaml says the same; a unit test keeps them equal.
+  auto rule = [&](const char* name, std::optional<double> threshold = std::nullopt) {
+    p.rules.push_back(MetricRule{name, std::nullopt, threshold, std::nullopt, true, "built-in policy"});
+  };
+  rule("throughput");
+  rule("*_per_s");
+  rule("qps*");
+  rule("step_time_ms");
+  rule("latency_ms");
+  rule("latency_p50_ms*");
+  rule("latency_p99_ms*", 0.10);  // a tail: noisier than the median
+  rule("first_step_ms", 0.10);    // compile / warm-up time
+  rule("peak_rss_mb");
+  return p;
+}
+
+}  // namespace perfgate::model
