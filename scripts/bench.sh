@@ -10,5 +10,9 @@ cd "$build_dir/tests/bench"
 reps=${PERFGATE_BENCH_REPS:-5}
 ./bench_trial_overhead --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
 ./bench_ingest --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+./bench_stats --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+./bench_gate --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+# Verdict quality of the gate on simulated data (docs/statistics.md, "Calibration").
+./gate_calibration --gates "${PERFGATE_CALIBRATION_GATES:-200}"
 /usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats "$reps"
 rm -rf bench-scratch

@@ -255,9 +255,15 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
   std::vector<TrialRequest> out;
   std::map<std::string, std::size_t> index;
   for (const auto& c : cs) {
+    double bad = c.metric.better == Better::Higher ? -c.change_rel : c.change_rel;
     bool suspicious = c.tested && c.p_value < policy.screening_p && std::fabs(c.change_rel) > c.threshold_rel &&
                       c.verdict != VerdictKind::Regression && c.verdict != VerdictKind::Improvement;
-    if (c.verdict != VerdictKind::Inconclusive && !suspicious) continue;
+    // Trials go where a regression may hide: an undecided comparison whose
+    // interval reaches past the threshold on the bad side (an untested one
+    // may be anything). A possible improvement can wait for tomorrow.
+    double bad_edge = c.metric.better == Better::Higher ? -c.change_low_rel : c.change_high_rel;
+    bool may_regress = !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
+    if (!suspicious && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
     // Trials already spent on this configuration, failed ones included.
     int room = opt.max_trials - (c.n_cand + c.failed_cand);
     if (room <= 0) continue;
@@ -271,16 +277,40 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
   return out;
 }
 
+int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& opt) {
+  int fewest = opt.max_trials;
+  for (const auto& it : items)
+    if (it.cand.present) fewest = std::min(fewest, static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite);
+  int batch = std::max(1, opt.max_batch);
+  return 1 + (std::max(0, opt.max_trials - fewest) + batch - 1) / batch;
+}
+
 Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt) {
   GateOutcome g;
   std::map<std::string, int> added;
+  // Every look at the data is a chance for a false alarm. The looks between
+  // batches only steer where trials go, at a strict level; the last look,
+  // once sampling stops, decides at nearly the policy's level. Interim looks
+  // share 10 % of the FDR, the final one has the other 90 % (a
+  // Haybittle-Peto style boundary: Haybittle 1971, Peto et al. 1976), so the
+  // union over all looks stays within the policy's level.
+  model::GatePolicy interim = policy, final_policy = policy;
+  std::vector<GateItem> items;
   // Each round adds at least one trial to a configuration below max_trials,
   // so max_trials rounds bound the loop even if trials keep failing.
   for (int round = 0;; ++round) {
-    auto items = source.items();
-    if (!items) return items.error();
-    g.comparisons = evaluate(*items, policy);
-    auto req = adaptive_requests(g.comparisons, policy, opt);
+    auto got = source.items();
+    if (!got) return got.error();
+    items = std::move(*got);
+    if (round == 0) {
+      g.looks = adaptive_looks(items, opt);
+      if (g.looks > 1) {
+        interim.fdr = 0.1 * policy.fdr / (g.looks - 1);
+        final_policy.fdr = 0.9 * policy.fdr;
+      }
+    }
+    auto cs = evaluate(items, interim);
+    auto req = adaptive_requests(cs, interim, opt);
     if (req.empty() || round >= opt.max_trials) break;
     if (auto st = source.add_trials(req); !st) return st.error();
     ++g.rounds;
@@ -289,6 +319,7 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
       added[config_key(r.workload, r.params_json)] += r.count;
     }
   }
+  g.comparisons = evaluate(items, final_policy);
   for (auto& c : g.comparisons)
     if (auto a = added.find(config_key(c.workload, c.params_json)); a != added.end()) c.added_trials = a->second;
   return g;

@@ -71,10 +71,16 @@ class TrialSource {
 struct GateOutcome {
   std::vector<model::Comparison> comparisons;
   int rounds = 0;            // adaptive rounds run
+  int looks = 1;             // most evaluations the adaptive mode could make (see adaptive_gate)
   int trials_added = 0;      // candidate trials the adaptive mode launched
 };
 
 Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt);
+
+// How many times the adaptive mode may look at the data: once, then once per
+// batch of max_batch trials until the configuration with fewest candidate
+// trials reaches max_trials.
+int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& opt);
 
 // The comparisons the adaptive mode would re-run, and how many trials each configuration gets next.
 std::vector<TrialRequest> adaptive_requests(const std::vector<model::Comparison>& cs, const model::GatePolicy& policy,
