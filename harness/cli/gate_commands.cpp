@@ -203,6 +203,7 @@ int do_gate(State& s) {
 }
 
 void setup_history(CLI::App& sub, State& s) {
+  s.limit = 365;  // a year of nightlies
   sub.add_option("--suite", s.suite_filter, "suite name")->required();
   sub.add_option("--metric", s.metrics, "metric name or glob (repeatable; default: the policy's gated metrics)");
   sub.add_option("--config", s.config_filters, "only configurations with KEY=VALUE (or workload=NAME), repeatable");
