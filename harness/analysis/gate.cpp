@@ -129,6 +129,14 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     c.change_high_rel = hl.high / scale;
     c.interval_coverage = hl.coverage;
     sd_rel[i] = pooled_sd(it.base.values, it.cand.values) / scale;
+    if (policy.bootstrap_resamples > 0) {
+      // Each comparison gets its own stream, derived from the seed and its position.
+      auto r = stats::bootstrap_median_ratio(it.base.values, it.cand.values, policy.confidence,
+                                             policy.bootstrap_resamples, policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * i);
+      c.ratio = r.ratio;
+      c.ratio_low = r.low;
+      c.ratio_high = r.high;
+    }
     if (it.base.non_finite + it.cand.non_finite > 0)
       c.note = fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite);
     out.push_back(std::move(c));

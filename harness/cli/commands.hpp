@@ -49,6 +49,8 @@ struct State {
   std::vector<std::string> config_filters;
   bool all_machines = false;
   long long history_seed = 1;
+  int bootstrap = 0;
+  long long bootstrap_seed = 1;
 };
 
 struct Command {

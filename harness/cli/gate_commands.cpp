@@ -72,6 +72,8 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   r.candidate = cand->run;
   r.baseline_selector = s.base_selector;
   r.policy = *policy;
+  r.policy.bootstrap_resamples = s.bootstrap;
+  r.policy.bootstrap_seed = static_cast<unsigned long long>(s.bootstrap_seed);
   r.warnings = base->warnings;
   if (cand->run.status != model::RunStatus::Completed)
     r.warnings.push_back(fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
@@ -136,6 +138,9 @@ void common_options(CLI::App& sub, State& s) {
   sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
   sub.add_flag("--force", s.force, "compare even when the machines' fingerprints differ");
   sub.add_flag("--strict", s.strict, "exit 4 when nothing regressed but something is inconclusive or missing");
+  sub.add_option("--bootstrap", s.bootstrap, "also a bootstrap interval of the median ratio, with this many resamples")
+      ->check(CLI::Range(100, 1'000'000));
+  sub.add_option("--bootstrap-seed", s.bootstrap_seed, "seed of the bootstrap (recorded in the JSON)")->capture_default_str();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Gate policy and verdicts: what a comparison of a candidate run against its
 // baseline concluded, per (configuration, metric).
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,8 @@ struct GatePolicy {
   double screening_p = 0.05;             // adaptive mode: "suspicious" below this raw p
   double power = 0.8;                    // for the extra-trials estimate
   double confidence = 0.95;              // of the shift interval
+  int bootstrap_resamples = 0;           // > 0: also a bootstrap interval of the median ratio
+  unsigned long long bootstrap_seed = 1; // recorded in reports, so intervals reproduce
   // Defaults by kind of metric when a rule gives no threshold.
   double throughput_threshold = 0.03;
   double latency_threshold = 0.05;
@@ -75,6 +78,9 @@ struct Comparison {
   double change_rel = 0;                 // Hodges-Lehmann shift / baseline median
   double change_low_rel = 0, change_high_rel = 0;  // its interval
   double interval_coverage = 0;
+  // Bootstrap interval of median(candidate) / median(baseline), when asked
+  // (--bootstrap); NaN otherwise.
+  double ratio = std::nan(""), ratio_low = std::nan(""), ratio_high = std::nan("");
   double u = 0;
   double p_value = 1, p_adjusted = 1;
   bool tested = false;                   // a test was run (enough values on both sides)

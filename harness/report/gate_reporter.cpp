@@ -74,17 +74,31 @@ const char* colour_of(VerdictKind v) {
 TextTable comparison_table(const GateReport& r, bool markdown) {
   TextTable t;
   using A = TextTable::Align;
-  t.columns({"verdict", "workload", "configuration", "metric", "baseline", "candidate", "change",
-             fmt::format("{:.0f}% CI", r.policy.confidence * 100), "threshold", "p (adj)", "n base/cand", "note"},
-            {A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right,
-             A::Left});
+  bool ratio = r.policy.bootstrap_resamples > 0;
+  std::vector<std::string> head = {"verdict", "workload", "configuration", "metric", "baseline", "candidate", "change",
+                                   fmt::format("{:.0f}% CI", r.policy.confidence * 100)};
+  std::vector<A> align = {A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Right};
+  if (ratio) {
+    head.push_back("median ratio (bootstrap)");
+    align.push_back(A::Right);
+  }
+  for (const char* h : {"threshold", "p (adj)", "n base/cand", "note"}) {
+    head.push_back(h);
+    align.push_back(std::string_view(h) == "note" ? A::Left : A::Right);
+  }
+  t.columns(head, align);
   for (const auto& c : r.comparisons) {
     std::string verdict(model::to_string(c.verdict));
     if (markdown && (c.verdict == VerdictKind::Regression || c.verdict == VerdictKind::Failed)) verdict = "**" + verdict + "**";
-    t.row({verdict, c.workload, c.label.empty() ? "-" : c.label, c.metric.name, median_cell(c.base_median, c, c.n_base),
-           median_cell(c.cand_median, c, c.n_cand), change_cell(c), interval_cell(c),
-           fmt::format("±{:.0f}%", c.threshold_rel * 100), p_cell(c), fmt::format("{}/{}", c.n_base, c.n_cand),
-           note_cell(c)});
+    std::vector<std::string> row = {verdict, c.workload, c.label.empty() ? "-" : c.label, c.metric.name,
+                                    median_cell(c.base_median, c, c.n_base), median_cell(c.cand_median, c, c.n_cand),
+                                    change_cell(c), interval_cell(c)};
+    if (ratio)
+      row.push_back(std::isfinite(c.ratio) ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", c.ratio, c.ratio_low, c.ratio_high) : "-");
+    for (auto cell : {fmt::format("±{:.0f}%", c.threshold_rel * 100), p_cell(c), fmt::format("{}/{}", c.n_base, c.n_cand),
+                      note_cell(c)})
+      row.push_back(std::move(cell));
+    t.row(std::move(row));
   }
   return t;
 }
@@ -242,6 +256,8 @@ std::string gate_json(const GateReport& r) {
                  {"fdr", r.policy.fdr},
                  {"correction", model::to_string(r.policy.correction)},
                  {"min_trials", r.policy.min_trials},
+                 {"bootstrap_resamples", r.policy.bootstrap_resamples},
+                 {"bootstrap_seed", r.policy.bootstrap_seed},
                  {"confidence", r.policy.confidence}};
   j["counts"] = {{"regression", r.counts.regression},   {"improvement", r.counts.improvement},
                  {"unchanged", r.counts.unchanged},     {"inconclusive", r.counts.inconclusive},
@@ -268,6 +284,9 @@ std::string gate_json(const GateReport& r) {
                   {"change_low", c.tested ? num(c.change_low_rel) : json(nullptr)},
                   {"change_high", c.tested ? num(c.change_high_rel) : json(nullptr)},
                   {"interval_coverage", c.tested ? num(c.interval_coverage) : json(nullptr)},
+                  {"ratio", num(c.ratio)},
+                  {"ratio_low", num(c.ratio_low)},
+                  {"ratio_high", num(c.ratio_high)},
                   {"u", c.tested ? num(c.u) : json(nullptr)},
                   {"p", c.tested ? num(c.p_value) : json(nullptr)},
                   {"p_adjusted", c.tested ? num(c.p_adjusted) : json(nullptr)},

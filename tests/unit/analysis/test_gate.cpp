@@ -274,3 +274,21 @@ TEST_CASE("policy thresholds by kind and glob rules", "[gate]") {
   CHECK_FALSE(model::glob_match("*_ms", "step_time_s"));
   CHECK(model::glob_match("*", ""));
 }
+
+TEST_CASE("a bootstrap interval of the median ratio only when asked, reproducibly", "[gate]") {
+  auto it = item("a", "step_time_ms", Better::Lower, noisy(100, 0.02, 15, 21), noisy(110, 0.02, 10, 22));
+  auto plain = one(it);
+  CHECK(std::isnan(plain.ratio));
+  auto p = model::default_gate_policy();
+  p.bootstrap_resamples = 2000;
+  p.bootstrap_seed = 5;
+  auto a = one(it, p), b = one(it, p);
+  CHECK(a.ratio == Approx(plain.cand_median / plain.base_median));
+  CHECK(a.ratio_low <= a.ratio);
+  CHECK(a.ratio_high >= a.ratio);
+  CHECK(a.ratio_low > 1.0);  // a 10 % slowdown at 2 % noise: the whole interval is above 1
+  CHECK(a.ratio_low == b.ratio_low);
+  CHECK(a.ratio_high == b.ratio_high);
+  p.bootstrap_seed = 6;
+  CHECK(one(it, p).ratio_low != a.ratio_low);
+}
