@@ -94,6 +94,10 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
         return fmt::format("every {} trial failed ({})", who, side.failed + side.non_finite);
       };
       bool cand_broke = c.n_cand == 0 && (it.cand.failed > 0 || it.cand.non_finite > 0);
+      // What one side did measure is still worth showing.
+      c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
+      c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
+      c.change_rel = c.change_low_rel = c.change_high_rel = std::nan("");
       c.verdict = cand_broke ? VerdictKind::Failed : VerdictKind::Missing;
       c.note = c.n_cand == 0 ? why(it.cand, "candidate") : why(it.base, "baseline");
       out.push_back(std::move(c));
@@ -111,7 +115,9 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
       c.change_rel = (c.cand_median - c.base_median) / scale;
       c.change_low_rel = c.change_high_rel = c.change_rel;
       c.verdict = VerdictKind::Inconclusive;
-      c.extra_trials = std::max(0, min_trials - c.n_cand);
+      // Candidate trials help only if the baseline is big enough to test against.
+      bool base_short = c.n_base < std::max(2, min_trials);
+      c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
       c.note = fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test", c.n_base,
                            c.n_cand, std::max(2, min_trials));
       if (c.n_base < min_trials) c.note += " (the baseline is short too: pool more runs)";
@@ -272,6 +278,8 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     double bad_edge = c.metric.better == Better::Higher ? -c.change_low_rel : c.change_high_rel;
     bool may_regress = !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
     if (!suspicious && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
+    // Untested for want of baseline trials: no candidate trial can change that.
+    if (!c.tested && c.extra_trials < 0) continue;
     // Trials already spent on this configuration, failed ones included.
     int room = opt.max_trials - (c.n_cand + c.failed_cand);
     if (room <= 0) continue;

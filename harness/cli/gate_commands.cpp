@@ -151,7 +151,13 @@ void setup_compare(CLI::App& sub, State& s) {
   common_options(sub, s);
 }
 
+Status check_format(const std::string& format) {
+  if (format == "table" || format == "markdown" || format == "json") return Ok{};
+  return Error::input(fmt::format("--format '{}': use table, markdown or json", format));
+}
+
 int do_compare(State& s) {
+  if (auto f = check_format(s.format); !f) return fail(f.error());
   auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   auto j = judge(s, **st, s.run_selector, "compare");
@@ -176,6 +182,8 @@ void setup_gate(CLI::App& sub, State& s) {
 }
 
 int do_gate(State& s) {
+  // Before anything is stored or written: exit 2 means nothing was done.
+  if (auto f = check_format(s.format); !f) return fail(f.error());
   auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   auto j = judge(s, **st, s.run_selector, "gate");

@@ -29,6 +29,8 @@ class TrialObserver {
   virtual ~TrialObserver() = default;
   // One complete stdout line (at most 1 MiB; longer lines are cut and flagged).
   virtual void on_stdout_line(std::string_view line, bool oversized, double t_s) = 0;
+  // Once, right after the process started: samplers watch this pid's tree.
+  virtual void on_start(int pid) { (void)pid; }
   // Periodically while the process runs and once after it ends (final = true).
   virtual void on_tick(double t_s, bool final) = 0;
 };

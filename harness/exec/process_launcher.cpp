@@ -162,6 +162,7 @@ bool Session::start() {
     return false;
   }
   m_pid = child.id();
+  m_obs.on_start(m_pid);
   // We reap and signal the process ourselves (wait4 gives its resource use);
   // the Boost objects must not act on it when they go out of scope.
   child.detach();

@@ -22,6 +22,12 @@ std::optional<Better> better_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+bool is_memory_metric(std::string_view n) {
+  return n.ends_with("_mb") || n.ends_with("_bytes") || n.ends_with("_gb") || n.ends_with("_kb") ||
+         n.find("rss") != std::string_view::npos || n.find("hbm") != std::string_view::npos ||
+         n.find("mem") != std::string_view::npos;
+}
+
 MetricInfo MetricInfo::inferred(std::string_view name) {
   MetricInfo m{std::string(name), "", Better::Lower};
   auto ends = [&](std::string_view suf) { return name.ends_with(suf); };

@@ -21,6 +21,9 @@ struct MetricInfo {
   static MetricInfo inferred(std::string_view name);
 };
 
+// True for metric names of memory (…_mb, …_bytes, rss, hbm, mem).
+bool is_memory_metric(std::string_view name);
+
 // How one trial is summarised for one step metric, over its steady-state steps.
 struct MetricSummary {
   std::string metric;

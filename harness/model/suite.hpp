@@ -30,6 +30,18 @@ struct MetricsSpec {
   std::string primary = "throughput";
 };
 
+// A sampler a suite asks for: `samplers: [proc, npu-smi]`, or a mapping
+// for a `command` sampler (see harness/sampling/sampler.hpp).
+struct SamplerSpec {
+  std::string kind;                   // proc | npu-smi | nvidia-smi | command
+  // command: argv (no shell), a regex, and per group the metric it feeds.
+  std::vector<std::string> command;
+  std::string regex;
+  std::map<std::string, std::string> metric_names;  // group -> metric
+  std::string name;                   // command: a label for messages
+  SourceLoc loc;
+};
+
 // One axis of a matrix: its values, each a set of parameters (one key for a
 // scalar axis, several dotted keys for a dict axis).
 struct Axis {
@@ -53,6 +65,8 @@ struct Workload {
   double kill_grace_s = 5;
   std::uint64_t log_limit_bytes = 16ull << 20;  // per stream
   MetricsSpec metrics;
+  std::vector<SamplerSpec> samplers;  // watch the trial while it runs
+  double sample_interval_s = 1;
   std::vector<Axis> matrix;           // in suite order
   std::vector<Params> include;        // extra configurations
   std::vector<Params> exclude;        // partial parameter sets to drop

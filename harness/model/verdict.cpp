@@ -64,12 +64,6 @@ bool glob_match(std::string_view p, std::string_view s) {
   return pi == p.size();
 }
 
-bool is_memory_metric(std::string_view n) {
-  return n.ends_with("_mb") || n.ends_with("_bytes") || n.ends_with("_gb") || n.ends_with("_kb") ||
-         n.find("rss") != std::string_view::npos || n.find("hbm") != std::string_view::npos ||
-         n.find("mem") != std::string_view::npos;
-}
-
 const MetricRule* GatePolicy::match(std::string_view metric) const {
   for (const auto& r : rules)
     if (glob_match(r.pattern, metric)) return r.gate ? &r : nullptr;

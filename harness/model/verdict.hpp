@@ -58,9 +58,6 @@ struct GatePolicy {
 // The policy used when no --policy is given (the shipped configs/gate.yaml says the same).
 GatePolicy default_gate_policy();
 
-// True for metric names of memory (…_mb, …_bytes, rss, hbm, mem).
-bool is_memory_metric(std::string_view name);
-
 // Shell-style glob with * and ?.
 bool glob_match(std::string_view pattern, std::string_view text);
 

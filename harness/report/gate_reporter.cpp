@@ -171,8 +171,9 @@ std::string gate_table(const GateReport& r, bool colour) {
 std::string gate_markdown(const GateReport& r) {
   std::string icon = r.outcome == "regression" ? "❌" : r.outcome == "pass" ? "✅" : "⚠️";
   std::string out = fmt::format("{} **perfgate {}** — {}\n\n", icon, r.command, markdown_escape(gate_headline(r)));
-  out += fmt::format("Candidate: run {} of `{}`, commit `{}`{}. Baseline: `{}` (run{} {}). Policy: {}, FDR {}.\n\n",
-                     r.candidate.id, markdown_escape(r.candidate.suite), markdown_escape(r.candidate.git_commit.substr(0, 12)),
+  std::string commit = r.candidate.git_commit.empty() ? "unknown" : "`" + markdown_escape(r.candidate.git_commit.substr(0, 12)) + "`";
+  out += fmt::format("Candidate: run {} of `{}`, commit {}{}. Baseline: `{}` (run{} {}). Policy: {}, FDR {}.\n\n",
+                     r.candidate.id, markdown_escape(r.candidate.suite), commit,
                      r.candidate.git_branch.empty() ? "" : " (" + markdown_escape(r.candidate.git_branch) + ")",
                      markdown_escape(r.baseline_selector), r.baseline_runs.size() == 1 ? "" : "s",
                      runs_list(r.baseline_runs), markdown_escape(r.policy.path.empty() ? "built-in" : r.policy.path),

@@ -39,8 +39,42 @@ void TrialCollector::tail_file(double t_s) {
   std::clearerr(m_file);  // EOF now is not EOF forever: the workload keeps appending
 }
 
+void TrialCollector::on_start(int pid) {
+  if (m_sampling) m_sampling->start(pid);
+}
+
+void TrialCollector::drain_sampling() {
+  if (!m_sampling) return;
+  for (auto& tr : m_sampling->drain()) {
+    auto it = m_sampled_index.find(tr.reading.metric);
+    if (it == m_sampled_index.end()) {
+      Sampled s;
+      s.info = sampling::sampler_metric_info(tr.reading.metric);
+      if (m_store_status) {
+        auto sid = m_store.metric_id(s.info);
+        if (sid) s.store_id = *sid;
+        else m_store_status = sid.error();
+      }
+      it = m_sampled_index.emplace(tr.reading.metric, m_sampled.size()).first;
+      m_sampled.push_back(std::move(s));
+    }
+    auto& s = m_sampled[it->second];
+    double v = tr.reading.value;
+    if (!std::isfinite(v)) continue;
+    if (s.store_id >= 0) m_pending.push_back({s.store_id, s.n, tr.t_s, v});
+    ++s.n;
+    double d = v - s.mean;
+    s.mean += d / static_cast<double>(s.n);
+    s.m2 += d * (v - s.mean);
+    s.min = s.n == 1 ? v : std::min(s.min, v);
+    s.max = s.n == 1 ? v : std::max(s.max, v);
+  }
+}
+
 void TrialCollector::on_tick(double t_s, bool final) {
   tail_file(t_s);
+  if (final && m_sampling) m_sampling->stop();
+  drain_sampling();
   if (final) {
     m_file_lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
     flush();
@@ -142,9 +176,19 @@ TrialCollector::Result TrialCollector::finish() {
     if (s.n_nonfinite > 0)
       r.notes.push_back(fmt::format("{} of {} values of {} were NaN or infinite", s.n_nonfinite, s.n_total, s.info.name));
     if (s.steady.empty()) {
-      if (s.n_nonfinite < s.n_total)
+      if (s.n_nonfinite < s.n_total) {
         r.notes.push_back(fmt::format("warm-up ({}) excluded all {} steps of {}; no steady-state summary",
                                       m_warmup.str(), s.n_total, s.info.name));
+      } else {
+        // Every value was NaN/Inf: keep the metric with a NaN value, so a
+        // comparison sees a broken trial rather than a metric that vanished.
+        model::MetricSummary m;
+        m.metric = s.info.name;
+        m.n_total = s.n_total;
+        m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.stddev = m.value = std::nan("");
+        r.summaries.push_back(m);
+        r.summary_metric_ids.push_back(s.store_id);
+      }
       continue;
     }
     std::sort(s.steady.begin(), s.steady.end());
@@ -166,6 +210,23 @@ TrialCollector::Result TrialCollector::finish() {
     r.summary_metric_ids.push_back(s.store_id);
     std::vector<double>().swap(s.steady);
   }
+  // Sampler series: peak for memory (what runs out), mean for the rest (utilisation, power).
+  for (const auto& s : m_sampled) {
+    if (s.store_id < 0 || s.n == 0) continue;
+    model::MetricSummary m;
+    m.metric = s.info.name;
+    m.n_total = m.n_steady = s.n;
+    m.mean = s.mean;
+    m.min = s.min;
+    m.max = s.max;
+    m.stddev = s.n > 1 ? std::sqrt(s.m2 / static_cast<double>(s.n - 1)) : 0;
+    m.value = model::is_memory_metric(m.metric) ? s.max : s.mean;
+    m.median = m.p90 = m.p99 = m.value;
+    r.summaries.push_back(m);
+    r.summary_metric_ids.push_back(s.store_id);
+  }
+  if (m_sampling)
+    for (auto& w : m_sampling->warnings()) r.notes.push_back(std::move(w));
   // First-step (compile) time as its own metric, unless the workload reported it.
   bool has_first = std::any_of(r.summaries.begin(), r.summaries.end(),
                                [](const auto& m) { return m.metric == model::harness_metric::first_step_ms; });

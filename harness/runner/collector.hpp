@@ -5,6 +5,7 @@
 // needs), and builds the per-trial summaries when the trial ends.
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "harness/runner/sample_writer.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
+#include "harness/sampling/session.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/line_splitter.hpp"
 
@@ -26,7 +28,12 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup);
   ~TrialCollector() override;
 
+  // Samplers to run while the trial lives (started when the process starts,
+  // stopped at its end); their series are stored like step metrics.
+  void attach_sampling(sampling::SamplingSession* session) { m_sampling = session; }
+
   // exec::TrialObserver
+  void on_start(int pid) override;
   void on_stdout_line(std::string_view line, bool oversized, double t_s) override;
   void on_tick(double t_s, bool final) override;
 
@@ -68,6 +75,15 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   };
   void tail_file(double t_s);
   void flush();
+  void drain_sampling();
+
+  // A sampler series: stored as it arrives, summarised without keeping it.
+  struct Sampled {
+    model::MetricInfo info;
+    long long store_id = -1;
+    long long n = 0;
+    double mean = 0, m2 = 0, min = 0, max = 0;  // Welford running moments
+  };
 
   store::Store& m_store;
   std::string m_metrics_path;
@@ -82,6 +98,9 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   long long m_steps = 0;
   double m_first_step_arrival = -1;
   Status m_store_status = Ok{};
+  sampling::SamplingSession* m_sampling = nullptr;
+  std::vector<Sampled> m_sampled;
+  std::map<std::string, std::size_t, std::less<>> m_sampled_index;
 };
 
 }  // namespace perfgate::runner

@@ -10,6 +10,8 @@
 #include "harness/exec/capture.hpp"
 #include "harness/runner/collector.hpp"
 #include "harness/runner/fingerprint.hpp"
+#include "harness/sampling/sampler.hpp"
+#include "harness/sampling/session.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/util/environment.hpp"
 #include "harness/util/interrupt.hpp"
@@ -155,6 +157,16 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     spec.env["PERFGATE_WORKLOAD"] = w.name;
 
     TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    // Samplers the workload asks for; one that cannot be built is a note, not a failure.
+    std::vector<std::unique_ptr<sampling::Sampler>> samplers;
+    std::vector<std::string> sampler_notes;
+    for (const auto& want : w.samplers) {
+      auto sm = sampling::make_sampler(want);
+      if (sm) samplers.push_back(std::move(*sm));
+      else sampler_notes.push_back(fmt::format("sampler {}: {}", want.kind, sm.error().message));
+    }
+    sampling::SamplingSession session(std::move(samplers), w.sample_interval_s);
+    if (!session.empty()) collector.attach_sampling(&session);
     exec::LaunchResult lr;
     if (!subst_error.empty()) {
       lr.outcome = exec::Outcome::FailedToStart;
@@ -181,6 +193,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     }
     if (trial.status != model::TrialStatus::Ok) trial.error = describe_failure(lr);
     std::vector<std::string> notes = res.notes;
+    for (auto& n : sampler_notes) notes.push_back(std::move(n));
     if (lr.stdout_truncated)
       notes.push_back(fmt::format("stdout was {} and was cut to {} in the log", util::format_bytes(lr.stdout_bytes),
                                   util::format_bytes(w.log_limit_bytes)));
@@ -285,7 +298,8 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
 
   store::RunRecord rec;
   rec.suite = suite.name;
-  rec.suite_path = suite.path;
+  // Absolute, so an adaptive gate started elsewhere can reload the suite.
+  rec.suite_path = fs::absolute(suite.path).lexically_normal().string();
   rec.description = suite.description;
   rec.started_at = util::unix_now_s();
   rec.status = model::RunStatus::Running;

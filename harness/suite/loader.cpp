@@ -36,13 +36,17 @@ using yaml::read_file;
 using yaml::type_name;
 
 const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "defaults", "workloads"};
-const std::vector<std::string> k_setting_keys = {"repeats", "warmup", "timeout", "kill_grace", "env", "cwd", "log_limit", "metrics"};
+const std::vector<std::string> k_setting_keys = {"repeats", "warmup", "timeout", "kill_grace", "env", "cwd", "log_limit",
+                                                 "metrics", "samplers", "sample_interval"};
 const std::vector<std::string> k_workload_keys = {"name",   "description", "command", "shell",   "env",     "cwd",
                                                   "repeats", "warmup",     "timeout", "kill_grace", "log_limit",
-                                                  "metrics", "matrix",     "params",  "include", "exclude"};
+                                                  "metrics", "matrix",     "params",  "include", "exclude",
+                                                  "samplers", "sample_interval"};
 const std::vector<std::string> k_profile_keys = {"profile", "description", "defaults"};
 const std::vector<std::string> k_metrics_keys = {"parser", "primary"};
 const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
+const std::vector<std::string> k_sampler_kinds = {"proc", "npu-smi", "nvidia-smi", "command"};
+const std::vector<std::string> k_command_sampler_keys = {"kind", "name", "command", "regex", "metrics"};
 const std::vector<std::string> k_parsers = {"jsonl"};
 // `--set` keys that change settings rather than parameters.
 const std::vector<std::string> k_override_settings = {"repeats", "warmup", "timeout", "kill_grace", "log_limit"};
@@ -102,8 +106,12 @@ struct Settings {
   std::optional<std::string> primary;
   std::map<std::string, std::string> env;
   std::map<std::string, SourceLoc> env_locs;
+  std::optional<std::vector<model::SamplerSpec>> samplers;  // a higher layer's list replaces a lower one's
+  std::optional<double> sample_interval_s;
 
   void apply_onto(Settings& below) const {
+    if (samplers) below.samplers = samplers;
+    if (sample_interval_s) below.sample_interval_s = sample_interval_s;
     if (repeats) below.repeats = repeats;
     if (warmup) below.warmup = warmup;
     if (timeout_s) below.timeout_s = timeout_s;
@@ -169,6 +177,62 @@ Status read_env(const Ctx& c, const YAML::Node& n, std::map<std::string, std::st
 }
 
 // Reads the setting keys present in `n` (a defaults block or a workload).
+Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
+  model::SamplerSpec spec;
+  spec.loc = loc_of(c, n);
+  auto known_kind = [&](const YAML::Node& at, const std::string& kind) -> Status {
+    if (std::find(k_sampler_kinds.begin(), k_sampler_kinds.end(), kind) == k_sampler_kinds.end())
+      return err_at(c, at, fmt::format("unknown sampler '{}'{}; available: {}", kind, util::did_you_mean(kind, k_sampler_kinds),
+                                       util::join(k_sampler_kinds, ", ")));
+    return Ok{};
+  };
+  if (n.IsScalar()) {
+    spec.kind = n.Scalar();
+    if (auto st = known_kind(n, spec.kind); !st) return st.error();
+    if (spec.kind == "command")
+      return err_at(c, n, "a command sampler is a mapping: {kind: command, command: [...], regex: '...', metrics: [...]}");
+    return spec;
+  }
+  if (auto st = check_map(c, n, "a sampler", k_command_sampler_keys); !st) return st.error();
+  if (!n["kind"]) return err_at(c, n, "a sampler mapping needs 'kind'");
+  auto kind = get_string(c, n["kind"], "kind");
+  if (!kind) return kind.error();
+  spec.kind = *kind;
+  if (auto st = known_kind(n["kind"], spec.kind); !st) return st.error();
+  if (spec.kind != "command") {
+    for (const char* key : {"command", "regex", "metrics"})
+      if (n[key]) return err_at(c, n[key], fmt::format("'{}' is for command samplers only", key));
+    return spec;
+  }
+  if (!n["command"] || !n["regex"] || !n["metrics"])
+    return err_at(c, n, "a command sampler needs 'command' (argv list), 'regex' and 'metrics' (one name per regex group)");
+  const auto& cmd = n["command"];
+  if (!cmd.IsSequence() || cmd.size() == 0) return err_at(c, cmd, "command must be a non-empty list (argv; no shell)");
+  for (const auto& a : cmd) {
+    auto s = get_string(c, a, "command element");
+    if (!s) return s.error();
+    spec.command.push_back(*s);
+  }
+  auto re = get_string(c, n["regex"], "regex");
+  if (!re) return re.error();
+  spec.regex = *re;
+  const auto& ms = n["metrics"];
+  if (!ms.IsSequence() || ms.size() == 0) return err_at(c, ms, "metrics must be a list of metric names, one per regex group");
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    auto m = get_string(c, ms[i], "metric name");
+    if (!m) return m.error();
+    spec.metric_names[std::to_string(i + 1)] = *m;
+  }
+  if (n["name"]) {
+    auto nm = get_string(c, n["name"], "name");
+    if (!nm) return nm.error();
+    spec.name = *nm;
+  } else {
+    spec.name = spec.command.front();
+  }
+  return spec;
+}
+
 Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
   for (auto it = n.begin(); it != n.end(); ++it) {
     auto key = it->first.Scalar();
@@ -201,6 +265,20 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
       s.cwd = (p.is_absolute() ? p : fs::path(c.base_dir) / p).lexically_normal().string();
     } else if (key == "env") {
       if (auto st = read_env(c, v, s.env, s.env_locs); !st) return st;
+    } else if (key == "samplers") {
+      if (!v.IsSequence()) return err_at(c, v, fmt::format("samplers must be a list such as [proc, npu-smi], found {}", type_name(v)));
+      std::vector<model::SamplerSpec> list;
+      for (const auto& e : v) {
+        auto spec = read_sampler(c, e);
+        if (!spec) return spec.error();
+        list.push_back(std::move(*spec));
+      }
+      s.samplers = std::move(list);
+    } else if (key == "sample_interval") {
+      auto d = get_duration(c, v, "sample_interval");
+      if (!d) return d.error();
+      if (*d < 0.05) return err_at(c, v, "sample_interval must be at least 50ms");
+      s.sample_interval_s = *d;
     } else if (key == "metrics") {
       if (auto st = check_map(c, v, "metrics", k_metrics_keys); !st) return st;
       if (v["parser"]) {
@@ -658,6 +736,8 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     w.metrics.primary = *eff.primary;
     w.env = eff.env;
     w.env_locs = eff.env_locs;
+    if (eff.samplers) w.samplers = *eff.samplers;
+    if (eff.sample_interval_s) w.sample_interval_s = *eff.sample_interval_s;
     suite.workloads.push_back(std::move(w));
   }
 

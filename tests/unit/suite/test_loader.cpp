@@ -725,3 +725,47 @@ TEST_CASE("seed and order are read and validated", "[suite]") {
   auto msg = error_of(load("suite: x\norder: sequental\n" + body));
   CHECK_THAT(msg, Catch::Contains("suite.yaml:2:8") && Catch::Contains("did you mean 'sequential'"));
 }
+
+TEST_CASE("samplers and sample_interval layer like other settings", "[suite]") {
+  const std::string text = R"(suite: s
+defaults:
+  samplers: [proc, npu-smi]
+  sample_interval: 500ms
+workloads:
+  - name: a
+    command: [x]
+  - name: b
+    command: [y]
+    samplers:
+      - {kind: command, name: link, command: [hccn_tool, -i, "0", -link, -g], regex: 'status: (\w+) speed (\d+)', metrics: [link, speed_gbps]}
+)";
+  auto s = load(text);
+  REQUIRE(s.has_value());
+  const auto& a = s->workloads[0];
+  REQUIRE(a.samplers.size() == 2);
+  CHECK(a.samplers[0].kind == "proc");
+  CHECK(a.samplers[1].kind == "npu-smi");
+  CHECK(a.sample_interval_s == Approx(0.5));
+  const auto& b = s->workloads[1];
+  REQUIRE(b.samplers.size() == 1);  // a workload's list replaces the defaults'
+  const auto& c = b.samplers[0];
+  CHECK(c.kind == "command");
+  CHECK(c.name == "link");
+  CHECK(c.command == std::vector<std::string>{"hccn_tool", "-i", "0", "-link", "-g"});
+  CHECK(c.metric_names.at("1") == "link");
+  CHECK(c.metric_names.at("2") == "speed_gbps");
+  CHECK(b.sample_interval_s == Approx(0.5));
+}
+
+TEST_CASE("bad samplers are refused where they are written", "[suite]") {
+  auto wl = [](const std::string& extra) { return "suite: s\nworkloads:\n  - name: a\n    command: [x]\n" + extra; };
+  CHECK_THAT(error_of(load(wl("    samplers: [proc, npu_smi]\n"))),
+             Catch::Contains("suite.yaml:5:22") && Catch::Contains("unknown sampler 'npu_smi'") &&
+                 Catch::Contains("did you mean 'npu-smi'"));
+  CHECK_THAT(error_of(load(wl("    samplers: proc\n"))), Catch::Contains("samplers must be a list"));
+  CHECK_THAT(error_of(load(wl("    samplers: [command]\n"))), Catch::Contains("a command sampler is a mapping"));
+  CHECK_THAT(error_of(load(wl("    samplers: [{kind: command, command: [x]}]\n"))), Catch::Contains("needs 'command'"));
+  CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, regex: x}]\n"))), Catch::Contains("for command samplers only"));
+  CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, every: 1s}]\n"))), Catch::Contains("unknown key 'every'"));
+  CHECK_THAT(error_of(load(wl("    sample_interval: 10ms\n"))), Catch::Contains("at least 50ms"));
+}

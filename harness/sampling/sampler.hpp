@@ -1,0 +1,76 @@
+#pragma once
+// Samplers watch a running trial from the outside: the process tree in
+// /proc, the accelerators through npu-smi / nvidia-smi, or any command whose
+// output a suite-declared regex can read. Each sampler runs on its own thread
+// (see SamplingSession) at the suite's sample_interval.
+//
+// A missing binary or output that cannot be read is a warning, never a
+// failed trial: sample() returns an Error with a message, the session notes
+// it once per trial and keeps the series empty.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/model/metric.hpp"
+#include "harness/model/suite.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::sampling {
+
+// One value of one series at one instant: "host.rss_mb" = 812.5.
+struct Reading {
+  std::string metric;
+  double value = 0;
+};
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  virtual std::string_view name() const = 0;
+  // One sample. `root_pid` is the trial's process (the leader of its group).
+  virtual Expected<std::vector<Reading>> sample(int root_pid) = 0;
+};
+
+// What a suite asks for (`samplers: [proc, npu-smi]`, or a mapping for
+// `command`); the suite loader fills it (model/suite.hpp).
+using SamplerSpec = model::SamplerSpec;
+
+// Kinds a suite may name.
+const std::vector<std::string>& sampler_kinds();
+
+// Builds a sampler; an unknown kind or a regex that does not compile is an input error.
+Expected<std::unique_ptr<Sampler>> make_sampler(const SamplerSpec& spec);
+
+// Unit and direction of the series samplers produce ("device.0.hbm_used_mb" -> MB, lower).
+model::MetricInfo sampler_metric_info(std::string_view metric);
+
+// ---- Parsers, pure functions over captured output (fixture-tested) ----
+
+// `npu-smi info`: per NPU/chip: device.<i>.power_w, .temp_c, .aicore_pct,
+// .hbm_used_mb, .hbm_total_mb (910-class), .memory_used_mb, .memory_total_mb,
+// .health_ok (1 when Health is OK). <i> numbers chips in table order (NPU
+// with one chip: its NPU id; several chips: "<npu>_<chip>"). Tables without
+// HBM (310-class), "NA" cells and five-digit "59985/ 65536" cells are handled.
+std::vector<Reading> parse_npu_smi_info(std::string_view text);
+
+// `npu-smi info -t usages -i N` / `-t common -i N`: Key : Value blocks.
+// Known keys become device.<N>.<name> (hbm_usage_pct, aicore_pct,
+// aicore_freq_mhz, temp_c, power_w, hbm_capacity_mb, ...); unknown keys are
+// ignored, missing ones absent.
+std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id);
+
+// `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits`: one line
+// per GPU, device.<i>.<field> with the fields named in k_nvidia_fields order.
+// "[Not Supported]" and "[N/A]" are missing values.
+std::vector<Reading> parse_nvidia_smi_csv(std::string_view text);
+// The query fields and the metric suffix each feeds.
+const std::vector<std::pair<std::string, std::string>>& nvidia_fields();
+
+// `/proc` of a process tree rooted at `root_pid`: host.rss_mb, host.cpu_pct
+// (since the previous call on the same object), host.threads.
+class ProcTreeSampler;
+
+}  // namespace perfgate::sampling
