@@ -20,8 +20,13 @@ const std::vector<Command>& commands() {
       {"run", "run a suite: every configuration x repeats, recorded in the database", setup_run, do_run},
       {"runs", "list recent runs: id, suite, when, status, trials ok/failed, tags, commit", setup_runs, do_runs},
       {"show", "per configuration and metric of a run: n, median, 95% CI, CV, first-step time", setup_show, do_show},
+      {"soak", "long-run stability: every trial runs --duration; drift, leaks, stalls, hangs analysed", setup_soak, do_soak},
+      {"soak-report", "trends and findings of a soak run: drift, memory growth, staircases, stalls, jitter, NaN loss",
+       setup_soak_report, do_soak_report},
       {"compare", "compare two runs per configuration and metric: change, interval, p, verdict", setup_compare, do_compare},
       {"gate", "judge a run against its baseline with a gate policy; exit 1 on regression", setup_gate, do_gate},
+      {"checklist", "evaluate a release checklist against stored runs; exit 1 if an item fails", setup_checklist,
+       do_checklist},
       {"history", "change points over past runs of a suite, per configuration and metric", setup_history, do_history},
   };
   return k;

@@ -2,11 +2,15 @@
 
 #include <filesystem>
 #include <iostream>
+#include <tuple>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "harness/analysis/run_summary.hpp"
+#include "harness/analysis/soak.hpp"
+#include "harness/report/soak_reporter.hpp"
 #include "harness/exec/process_launcher.hpp"
 #include "harness/report/run_reporter.hpp"
 #include "harness/runner/runner.hpp"
@@ -80,7 +84,9 @@ void print_plan(const model::Suite& suite, const model::Plan& plan) {
 
 }  // namespace
 
-void setup_run(CLI::App& sub, State& s) {
+namespace {
+
+void run_options(CLI::App& sub, State& s) {
   sub.add_option("suite", s.suite_path, "suite YAML file")->required();
   sub.add_option("--set", s.sets, "override: KEY=V1,V2 sets a matrix axis (or repeats/timeout/warmup/...)");
   sub.add_option("--only", s.onlys, "keep configurations where KEY is one of the values: KEY=V1,V2 (KEY may be 'workload')");
@@ -94,7 +100,8 @@ void setup_run(CLI::App& sub, State& s) {
   sub.add_flag("-q,--quiet", s.quiet, "no per-trial progress lines");
 }
 
-int do_run(State& s) {
+// run and soak: load, expand, plan, then launch every trial into a new run.
+int launch_suite(State& s, const std::string& command, const runner::SoakOptions& soak) {
   suite::LoadOptions lo;
   lo.profiles = s.profiles;
   for (const auto& set : s.sets) {
@@ -130,21 +137,30 @@ int do_run(State& s) {
   ro.artifacts_root = s.artifacts_dir.empty() ? fs::path(s.globals.db_path).parent_path().string() : s.artifacts_dir;
   if (ro.artifacts_root.empty()) ro.artifacts_root = ".";
   ro.progress = s.quiet ? nullptr : &std::cerr;
-  std::string cmdline = "perfgate run " + s.suite_path;
+  std::string cmdline = "perfgate " + command + " " + s.suite_path;
   for (const auto& x : s.sets) cmdline += " --set " + x;
   for (const auto& x : s.onlys) cmdline += " --only " + x;
   for (const auto& x : s.tags) cmdline += " --tag " + x;
   ro.command_line = cmdline;
   ro.profiles = s.profiles;
   ro.sets = s.sets;
+  ro.soak = soak;
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);
   if (!outcome) return fail(outcome.error());
 
-  auto data = (*st)->load_run(outcome->run_id);
-  if (!data) return fail(data.error());
-  auto reporter = report::make_table_reporter();
-  std::cout << reporter->show(analysis::summarise_run(*data), {});
+  if (soak.enabled) {
+    analysis::SoakAnalysisOptions so;
+    so.window_s = soak.window_s;
+    auto rep = analysis::analyse_soak(**st, outcome->run_id, so);
+    if (!rep) return fail(rep.error());
+    std::cout << report::soak_table(*rep);
+  } else {
+    auto data = (*st)->load_run(outcome->run_id);
+    if (!data) return fail(data.error());
+    auto reporter = report::make_table_reporter();
+    std::cout << reporter->show(analysis::summarise_run(*data), {});
+  }
   if (outcome->status == model::RunStatus::Interrupted) {
     std::cerr << fmt::format("perfgate: run {} interrupted after {} of {} trials; finished trials are kept\n",
                              outcome->run_id, outcome->trials_ok + outcome->trials_failed, outcome->trials_total);
@@ -157,6 +173,70 @@ int do_run(State& s) {
   if (outcome->trials_failed > 0)
     std::cerr << fmt::format("perfgate: warning: {} of {} trials failed (see above)\n", outcome->trials_failed,
                              outcome->trials_total);
+  return 0;
+}
+
+}  // namespace
+
+void setup_run(CLI::App& sub, State& s) { run_options(sub, s); }
+
+int do_run(State& s) { return launch_suite(s, "run", {}); }
+
+void setup_soak(CLI::App& sub, State& s) {
+  run_options(sub, s);
+  sub.add_option("--duration", s.soak_duration, "how long every trial runs, e.g. 24h (default: each workload's timeout)");
+  sub.add_option("--window", s.soak_window, "progress and analysis window")->capture_default_str();
+  sub.add_option("--hang-after", s.soak_hang_after, "a trial with no step record for this long is a hang")
+      ->capture_default_str();
+}
+
+int do_soak(State& s) {
+  runner::SoakOptions soak;
+  soak.enabled = true;
+  for (auto [text, out, what] : {std::tuple{&s.soak_duration, &soak.duration_s, "--duration"},
+                                 std::tuple{&s.soak_window, &soak.window_s, "--window"},
+                                 std::tuple{&s.soak_hang_after, &soak.hang_after_s, "--hang-after"}}) {
+    if (text->empty()) continue;
+    auto d = util::parse_duration_s(*text);
+    if (!d) return fail(Error::input(fmt::format("{}: {}", what, d.error().message)));
+    if (*d <= 0) return fail(Error::input(fmt::format("{} must be positive", what)));
+    *out = *d;
+  }
+  // Live progress: rewritten in place on a terminal, one line per window in a log.
+  bool tty = ::isatty(STDERR_FILENO) != 0;
+  if (!s.quiet)
+    soak.on_progress = [tty](const std::string& label, double duration_s, const runner::TrialProgress& p) {
+      std::string line = report::soak_progress_line(label, duration_s, p.t_s, p.steps, p.primary, p.window_value,
+                                                    p.drift_pct_per_h, p.sampled);
+      if (tty) std::cerr << "\r\x1b[2K" << line << std::flush;
+      else std::cerr << line << std::endl;
+    };
+  int rc = launch_suite(s, "soak", soak);
+  if (tty && !s.quiet) std::cerr << "\n";
+  return rc;
+}
+
+void setup_soak_report(CLI::App& sub, State& s) {
+  sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
+  sub.add_option("--window", s.soak_window, "analysis window")->capture_default_str();
+  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+}
+
+int do_soak_report(State& s) {
+  if (s.format != "table" && s.format != "markdown" && s.format != "json")
+    return fail(Error::input(fmt::format("--format '{}': use table, markdown or json", s.format)));
+  auto w = util::parse_duration_s(s.soak_window);
+  if (!w || *w <= 0) return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  auto id = (*st)->resolve_run(s.run_selector);
+  if (!id) return fail(id.error());
+  analysis::SoakAnalysisOptions so;
+  so.window_s = *w;
+  auto rep = analysis::analyse_soak(**st, *id, so);
+  if (!rep) return fail(rep.error());
+  std::cout << (s.format == "json" ? report::soak_json(*rep) : s.format == "markdown" ? report::soak_markdown(*rep)
+                                                                                         : report::soak_table(*rep));
   return 0;
 }
 

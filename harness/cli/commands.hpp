@@ -50,6 +50,11 @@ struct State {
   bool all_machines = false;
   long long history_seed = 1;
   int bootstrap = 0;
+  // soak / soak-report
+  std::string soak_duration;
+  std::string soak_window = "60s";
+  std::string soak_hang_after = "30m";
+  std::string checklist_path;
   long long bootstrap_seed = 1;
 };
 
@@ -72,6 +77,12 @@ void setup_runs(CLI::App& sub, State& s);
 int do_runs(State& s);
 void setup_show(CLI::App& sub, State& s);
 int do_show(State& s);
+void setup_soak(CLI::App& sub, State& s);
+int do_soak(State& s);
+void setup_soak_report(CLI::App& sub, State& s);
+int do_soak_report(State& s);
+void setup_checklist(CLI::App& sub, State& s);
+int do_checklist(State& s);
 void setup_compare(CLI::App& sub, State& s);
 int do_compare(State& s);
 void setup_gate(CLI::App& sub, State& s);

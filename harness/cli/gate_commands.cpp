@@ -16,7 +16,11 @@
 #include "harness/analysis/history.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/exec/process_launcher.hpp"
+#include "harness/analysis/checklist.hpp"
+#include "harness/report/checklist_reporter.hpp"
 #include "harness/report/gate_reporter.hpp"
+#include "harness/suite/checklist_loader.hpp"
+#include "harness/util/units.hpp"
 #include "harness/report/history_reporter.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/suite/policy_loader.hpp"
@@ -273,6 +277,49 @@ int do_history(State& s) {
                                          summaries.size(), s.suite_filter)));
   std::cout << (s.format == "json" ? report::history_json(hr) : report::history_table(hr));
   return 0;
+}
+
+void setup_checklist(CLI::App& sub, State& s) {
+  s.run_selector = "latest";
+  sub.add_option("checklist", s.checklist_path, "checklist YAML, e.g. configs/release-checklist.yaml")->required();
+  sub.add_option("--run", s.run_selector, "the run items are judged on (an item's own `run:` wins)")->capture_default_str();
+  sub.add_option("--baseline", s.base_selector, "baseline of no_regression items that name none");
+  sub.add_option("--window", s.soak_window, "soak analysis window")->capture_default_str();
+  sub.add_option("--markdown", s.markdown_path, "also write the Markdown report here");
+  sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
+  sub.add_option("--json", s.json_path, "also write the JSON report here");
+  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+  sub.add_flag("--strict", s.strict, "items that cannot be evaluated fail");
+  sub.add_flag("--force", s.force, "no_regression: compare across machine fingerprints");
+}
+
+int do_checklist(State& s) {
+  if (auto f = check_format(s.format); !f) return fail(f.error());
+  auto cl = suite::load_checklist(s.checklist_path);
+  if (!cl) return fail(cl.error());
+  auto w = util::parse_duration_s(s.soak_window);
+  if (!w || *w <= 0) return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  analysis::ChecklistOptions co;
+  co.run = s.run_selector;
+  co.baseline = s.base_selector;
+  co.force = s.force;
+  co.soak_window_s = *w;
+  auto res = analysis::evaluate_checklist(**st, *cl, co);
+  if (!res) return fail(res.error());
+  using Render = std::string (*)(const analysis::ChecklistResult&, bool);
+  for (auto [path, render] : {std::pair<const std::string*, Render>{&s.markdown_path, report::checklist_markdown},
+                              std::pair<const std::string*, Render>{&s.junit_path, report::checklist_junit},
+                              std::pair<const std::string*, Render>{&s.json_path, report::checklist_json}}) {
+    if (path->empty()) continue;
+    if (auto wr = write_file(*path, render(*res, s.strict)); !wr) return fail(wr.error());
+  }
+  std::cout << (s.format == "json"       ? report::checklist_json(*res, s.strict)
+                : s.format == "markdown" ? report::checklist_markdown(*res, s.strict)
+                                         : report::checklist_table(*res, s.strict));
+  bool failed = res->failed > 0 || (s.strict && res->not_evaluable > 0);
+  return failed ? static_cast<int>(ExitCode::Regression) : 0;
 }
 
 }  // namespace perfgate::cli

@@ -33,9 +33,13 @@ class TrialObserver {
   virtual void on_start(int pid) { (void)pid; }
   // Periodically while the process runs and once after it ends (final = true).
   virtual void on_tick(double t_s, bool final) = 0;
+  // Checked after every tick: non-empty ends the trial now (TERM, then KILL
+  // after the grace period), with this as the reason.
+  virtual std::string stop_request() { return {}; }
 };
 
-enum class Outcome { Exited, Signaled, TimedOut, Interrupted, FailedToStart };
+// Stopped: the observer asked for the end (a soak trial that hangs); the reason is in `error`.
+enum class Outcome { Exited, Signaled, TimedOut, Interrupted, FailedToStart, Stopped };
 std::string_view to_string(Outcome o);
 
 struct LaunchResult {

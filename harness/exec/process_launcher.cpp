@@ -33,6 +33,7 @@ std::string_view to_string(Outcome o) {
     case Outcome::TimedOut: return "timed_out";
     case Outcome::Interrupted: return "interrupted";
     case Outcome::FailedToStart: return "failed_to_start";
+    case Outcome::Stopped: return "stopped";
   }
   return "?";
 }
@@ -276,7 +277,7 @@ void Session::run() {
   m_next_tick = m_t0 + m_spec.tick_interval_s;
   const double deadline = m_t0 + m_spec.timeout_s;
   const int wake_fd = util::interrupt_wake_fd();
-  enum class End { None, Exit, Timeout, Interrupt } end = End::None;
+  enum class End { None, Exit, Timeout, Interrupt, Stopped } end = End::None;
 
   while (end == End::None) {
     double t = now_s();
@@ -295,6 +296,12 @@ void Session::run() {
     else if (util::interrupt_count() > 0) end = End::Interrupt;
     else if (now_s() >= deadline) end = End::Timeout;
     tick(false);
+    if (end == End::None) {
+      if (std::string why = m_obs.stop_request(); !why.empty()) {
+        end = End::Stopped;
+        m_res.error = why + "; process group terminated";
+      }
+    }
   }
 
   if (end == End::Timeout || end == End::Interrupt) {
@@ -302,6 +309,7 @@ void Session::run() {
                                       : "interrupted; process group terminated";
     stop_group(util::interrupt_count() > 1 ? 0.0 : m_spec.kill_grace_s);
   }
+  if (end == End::Stopped) stop_group(m_spec.kill_grace_s);
   // Whatever is left of the group (daemonised helpers, TERM-ignoring children) goes too.
   auto left = sample_group(m_pid);
   if (left.processes > 0) {
@@ -337,6 +345,7 @@ void Session::run() {
   }
   if (end == End::Timeout) m_res.outcome = Outcome::TimedOut;
   if (end == End::Interrupt) m_res.outcome = Outcome::Interrupted;
+  if (end == End::Stopped) m_res.outcome = Outcome::Stopped;
 
   m_out.close();
   m_err.close();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/stats/descriptive.hpp"
+#include "harness/stats/trend.hpp"
 
 namespace perfgate::runner {
 
@@ -60,6 +61,7 @@ void TrialCollector::drain_sampling() {
     }
     auto& s = m_sampled[it->second];
     double v = tr.reading.value;
+    if (m_progress) m_latest_sampled[tr.reading.metric] = v;
     if (!std::isfinite(v)) continue;
     if (s.store_id >= 0) m_pending.push_back({s.store_id, s.n, tr.t_s, v});
     ++s.n;
@@ -71,10 +73,50 @@ void TrialCollector::drain_sampling() {
   }
 }
 
+void TrialCollector::close_window(double t_s) {
+  Progress p;
+  p.t_s = t_s;
+  p.steps = m_steps;
+  p.last_step_t_s = m_steps > 0 ? m_last_step_t : -1;
+  if (m_primary_id >= 0) p.primary = m_series[static_cast<std::size_t>(m_primary_id)].info.name;
+  if (!m_window_values.empty()) {
+    p.window_value = stats::median(m_window_values);
+    m_window_t.push_back(t_s - m_window_s / 2);
+    m_window_medians.push_back(p.window_value);
+    m_window_values.clear();
+  }
+  if (!m_window_medians.empty()) p.first_window_value = m_window_medians.front();
+  if (m_window_medians.size() >= 3 && p.first_window_value != 0) {
+    auto slope = stats::theil_sen(m_window_t, m_window_medians);
+    p.drift_pct_per_h = slope.slope * 3600.0 / p.first_window_value * 100.0;
+  }
+  for (const auto& [k, v] : m_latest_sampled) p.sampled.emplace_back(k, v);
+  m_progress(p);
+}
+
 void TrialCollector::on_tick(double t_s, bool final) {
   tail_file(t_s);
   if (final && m_sampling) m_sampling->stop();
   drain_sampling();
+  // Arrival time of the latest step, to the tick: what a hang is measured from.
+  if (m_steps != m_steps_seen) {
+    m_steps_seen = m_steps;
+    m_last_step_t = t_s;
+  }
+  if (m_hang_after_s > 0 && m_stop.empty() && !final) {
+    double since = m_steps > 0 ? m_last_step_t : 0;
+    if (t_s - since >= m_hang_after_s)
+      m_stop = m_steps > 0 ? fmt::format("hang: no step record for {:.0f} s (the last, step {} of {}, arrived at {:.1f} s)",
+                                         t_s - since, m_last_step_no, m_steps, m_last_step_t)
+                           : fmt::format("hang: no step record in the first {:.0f} s", t_s);
+  }
+  if (m_progress && m_window_s > 0) {
+    if (m_window_end == 0) m_window_end = m_window_s;
+    while (t_s >= m_window_end) {
+      close_window(m_window_end);
+      m_window_end += m_window_s;
+    }
+  }
   if (final) {
     m_file_lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
     flush();
@@ -124,6 +166,18 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
   else if (m_warmup.kind == model::Warmup::Kind::Seconds) steady = t_s >= m_warmup.amount;
   if (m_steps == 0) m_first_step_arrival = t_s;
   ++m_steps;
+  m_last_step_no = step;
+  if (m_progress) {
+    // The primary series of the progress line: step time if reported, else the first metric.
+    for (const auto& [id, v] : values) {
+      if (m_primary_id < 0 || (m_series[static_cast<std::size_t>(id)].info.name == "step_time_ms" &&
+                               m_series[static_cast<std::size_t>(m_primary_id)].info.name != "step_time_ms")) {
+        if (m_primary_id != id) m_window_values.clear();
+        m_primary_id = id;
+      }
+      if (id == m_primary_id && std::isfinite(v)) m_window_values.push_back(v);
+    }
+  }
   for (const auto& [id, v] : values) {
     auto& s = m_series[static_cast<std::size_t>(id)];
     if (s.n_total == 0) s.first_value = v;

@@ -4,7 +4,9 @@
 // batches (memory stays bounded by the per-metric steady values the summary
 // needs), and builds the per-trial summaries when the trial ends.
 
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,8 +34,28 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   // stopped at its end); their series are stored like step metrics.
   void attach_sampling(sampling::SamplingSession* session) { m_sampling = session; }
 
+  // Soak: end the trial as a hang when no step record arrives for this long.
+  void set_hang_after(double seconds) { m_hang_after_s = seconds; }
+
+  // Soak: what the trial reported so far, handed out at the end of every window.
+  struct Progress {
+    double t_s = 0;                   // since the start
+    long long steps = 0;
+    double last_step_t_s = -1;
+    std::string primary;              // step_time_ms, or the first metric reported
+    double window_value = std::nan(""); // median of the primary over the last window
+    double first_window_value = std::nan("");
+    double drift_pct_per_h = std::nan("");  // of the primary, Theil-Sen over window medians so far
+    std::vector<std::pair<std::string, double>> sampled;  // latest sampler readings
+  };
+  void set_progress(double window_s, std::function<void(const Progress&)> callback) {
+    m_window_s = window_s;
+    m_progress = std::move(callback);
+  }
+
   // exec::TrialObserver
   void on_start(int pid) override;
+  std::string stop_request() override { return m_stop; }
   void on_stdout_line(std::string_view line, bool oversized, double t_s) override;
   void on_tick(double t_s, bool final) override;
 
@@ -99,6 +121,21 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   double m_first_step_arrival = -1;
   Status m_store_status = Ok{};
   sampling::SamplingSession* m_sampling = nullptr;
+  double m_hang_after_s = 0;
+  double m_last_step_t = 0;
+  long long m_steps_seen = 0;
+  long long m_last_step_no = 0;
+  std::string m_stop;
+  // Soak progress: per-window medians of the primary metric (a 72 h soak at
+  // 60 s windows keeps 4,320 of them).
+  double m_window_s = 0;
+  std::function<void(const Progress&)> m_progress;
+  int m_primary_id = -1;
+  double m_window_end = 0;
+  std::vector<double> m_window_values;
+  std::vector<double> m_window_t, m_window_medians;
+  std::map<std::string, double> m_latest_sampled;
+  void close_window(double t_s);
   std::vector<Sampled> m_sampled;
   std::map<std::string, std::size_t, std::less<>> m_sampled_index;
 };

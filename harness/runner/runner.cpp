@@ -43,7 +43,8 @@ std::string describe_failure(const exec::LaunchResult& r) {
     case exec::Outcome::Signaled: why = fmt::format("killed by signal {} ({})", r.signal, strsignal(r.signal)); break;
     case exec::Outcome::TimedOut:
     case exec::Outcome::Interrupted:
-    case exec::Outcome::FailedToStart: why = r.error; break;
+    case exec::Outcome::FailedToStart:
+    case exec::Outcome::Stopped: why = r.error; break;
   }
   if (!r.stderr_tail.empty()) why += "; last lines of stderr:\n" + r.stderr_tail;
   return why;
@@ -87,6 +88,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     config_ids[i] = *id;
   }
   const auto base_env = util::current_environment();
+  const bool soak = opts.soak.enabled;
   Executed ex;
   bool& interrupted = ex.interrupted;
   Status& store_failure = ex.store_failure;
@@ -119,9 +121,14 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     }
     trial.id = *trial_id;
 
+    // The time the workload has: a soak's duration, else the trial timeout.
+    const double duration_s = soak && opts.soak.duration_s > 0 ? opts.soak.duration_s : w.timeout_s;
+    const double deadline_unix_s = trial.started_at + duration_s;
     auto lookup = [&](std::string_view name) -> std::optional<std::string> {
       if (auto it = c.params.find(std::string(name)); it != c.params.end()) return it->second.text;
       if (name == "repeat") return std::to_string(pt.repeat);
+      if (name == "duration_s") return fmt::format("{:.0f}", duration_s);
+      if (name == "deadline") return fmt::format("{:.0f}", deadline_unix_s);
       if (name == "trial_dir") return trial_dir.string();
       if (name == "metrics_file") return metrics_path;
       if (name == "run_id") return std::to_string(*run_id);
@@ -134,7 +141,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     spec.stdout_path = (trial_dir / "stdout.log").string();
     spec.stderr_path = (trial_dir / "stderr.log").string();
     spec.log_limit_bytes = w.log_limit_bytes;
-    spec.timeout_s = w.timeout_s;
+    spec.timeout_s = duration_s;
     spec.kill_grace_s = w.kill_grace_s;
     std::string subst_error;
     for (const auto& a : w.command) {
@@ -155,8 +162,19 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     spec.env["PERFGATE_RUN_ID"] = std::to_string(*run_id);
     spec.env["PERFGATE_REPEAT"] = std::to_string(pt.repeat);
     spec.env["PERFGATE_WORKLOAD"] = w.name;
+    spec.env["PERFGATE_DEADLINE"] = fmt::format("{:.3f}", deadline_unix_s);
+    spec.env["PERFGATE_DURATION_S"] = fmt::format("{:.0f}", duration_s);
 
     TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    if (soak) {
+      collector.set_hang_after(opts.soak.hang_after_s);
+      if (opts.soak.on_progress) {
+        std::string label = c.label;
+        collector.set_progress(opts.soak.window_s, [&, label](const TrialCollector::Progress& p) {
+          opts.soak.on_progress(label, duration_s, p);
+        });
+      }
+    }
     // Samplers the workload asks for; one that cannot be built is a note, not a failure.
     std::vector<std::unique_ptr<sampling::Sampler>> samplers;
     std::vector<std::string> sampler_notes;
@@ -188,7 +206,11 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       case exec::Outcome::Exited: trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed; break;
       case exec::Outcome::Signaled:
       case exec::Outcome::FailedToStart: trial.status = model::TrialStatus::Failed; break;
-      case exec::Outcome::TimedOut: trial.status = model::TrialStatus::TimedOut; break;
+      case exec::Outcome::TimedOut:
+        // A soak trial that is still running at the end of its duration did what it should.
+        trial.status = soak ? model::TrialStatus::Ok : model::TrialStatus::TimedOut;
+        break;
+      case exec::Outcome::Stopped: trial.status = model::TrialStatus::Failed; break;
       case exec::Outcome::Interrupted: trial.status = model::TrialStatus::Interrupted; break;
     }
     if (trial.status != model::TrialStatus::Ok) trial.error = describe_failure(lr);

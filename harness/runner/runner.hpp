@@ -5,11 +5,13 @@
 // trials stay).
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "harness/exec/launcher.hpp"
+#include "harness/runner/collector.hpp"
 #include "harness/model/plan.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
@@ -17,6 +19,20 @@
 #include "harness/util/error.hpp"
 
 namespace perfgate::runner {
+
+using TrialProgress = TrialCollector::Progress;
+
+// A soak: every trial runs for `duration_s` (or until the workload exits),
+// is stopped cleanly at the end, and fails as a hang when no step record
+// arrives for `hang_after_s`.
+struct SoakOptions {
+  bool enabled = false;
+  double duration_s = 0;        // 0: each workload's timeout is its duration
+  double hang_after_s = 1800;
+  double window_s = 60;         // progress and analysis windows
+  // Called at the end of every window with what the running trial reported.
+  std::function<void(const std::string& label, double duration_s, const TrialProgress& p)> on_progress;
+};
 
 struct RunOptions {
   std::vector<std::string> tags;
@@ -30,6 +46,7 @@ struct RunOptions {
   // more trials of the same run can be launched later (adaptive gate).
   std::vector<std::string> profiles;
   std::vector<std::string> sets;
+  SoakOptions soak;
 };
 
 struct RunOutcome {

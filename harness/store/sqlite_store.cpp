@@ -85,6 +85,7 @@ class SqliteStore final : public Store {
   Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) override;
   Expected<int> close_abandoned_runs(const std::string& host) override;
   Expected<std::vector<RunRecord>> find_runs(const RunQuery& q) override;
+  Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) override;
   Expected<long long> save_gate(const GateRecord& gate) override;
   Expected<std::vector<GateRecord>> load_gates(long long run_id) override;
 
@@ -581,6 +582,26 @@ Expected<std::vector<RunRecord>> SqliteStore::find_runs(const RunQuery& q) {
     if (!tags) return tags.error();
     r.tags = std::move(*tags);
   }
+  return out;
+}
+
+Expected<std::vector<std::pair<model::MetricInfo, long long>>> SqliteStore::sampled_metrics(long long trial_id) {
+  std::lock_guard lock(m_mu);
+  std::vector<std::pair<model::MetricInfo, long long>> out;
+  Stmt s(m_db,
+         "SELECT m.id, m.name, m.unit, m.better FROM metrics m WHERE m.id IN (SELECT DISTINCT metric_id FROM samples "
+         "WHERE rowid BETWEEN (SELECT samples_first_rowid FROM trials WHERE id = ?1) AND "
+         "(SELECT samples_last_rowid FROM trials WHERE id = ?1) AND trial_id = ?1) ORDER BY m.name");
+  s.bind(1, trial_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    model::MetricInfo info;
+    info.name = s.text(1);
+    info.unit = s.text(2);
+    info.better = model::better_from_string(s.text(3)).value_or(model::Better::Lower);
+    out.emplace_back(std::move(info), s.i64(0));
+  }
+  if (rc != SQLITE_DONE) return fail(rc, "listing a trial's metrics");
   return out;
 }
 

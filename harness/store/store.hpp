@@ -120,6 +120,8 @@ class Store {
   virtual Expected<long long> save_gate(const GateRecord& gate) = 0;
   // Gates of a run, newest first, with their verdicts.
   virtual Expected<std::vector<GateRecord>> load_gates(long long run_id) = 0;
+  // The metrics that have raw samples in a trial, with their ids.
+  virtual Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) = 0;
   // Runs left "running" by a perfgate on this host that no longer exists become "interrupted".
   virtual Expected<int> close_abandoned_runs(const std::string& host) = 0;
 };

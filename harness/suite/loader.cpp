@@ -615,7 +615,7 @@ Expected<Settings> load_profile(const std::string& path, const std::string& base
 }  // namespace
 
 const std::vector<std::string>& builtin_placeholders() {
-  static const std::vector<std::string> k = {"repeat", "trial_dir", "metrics_file", "run_id", "suite_dir"};
+  static const std::vector<std::string> k = {"repeat", "trial_dir", "metrics_file", "run_id", "suite_dir", "duration_s", "deadline"};
   return k;
 }
 

@@ -1,0 +1,91 @@
+#pragma once
+// What a soak run did over time: per trial and metric, windows of the series,
+// the drift (Theil-Sen slope, Mann-Kendall test), staircase slowdowns (change
+// points over window medians), stalls, jitter, memory growth, NaN loss and
+// hangs — each finding with the evidence behind it (times and values).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/store/store.hpp"
+#include "harness/util/error.hpp"
+
+namespace perfgate::analysis {
+
+struct SoakAnalysisOptions {
+  double window_s = 60;
+  double significance = 0.01;          // of the trend test and the change points
+  double drift_pct_per_h = 1.0;        // |drift| of a time/rate metric that is a finding
+  double memory_mb_per_h = 10.0;       // memory growth that is a finding
+  double staircase_pct = 5.0;          // a level shift of at least this is a staircase step
+  double stall_factor = 3.0;           // a step this many times its rolling median is a stall
+  double jitter_p99_over_p50 = 2.0;    // a window with a wider tail is jittery
+  std::uint64_t seed = 1;              // permutation tests of the change points
+};
+
+struct Evidence {
+  double t_s = 0;        // seconds since the trial started
+  double value = 0;
+  std::string note;
+};
+
+struct Finding {
+  std::string kind;      // drift | memory_growth | staircase | stalls | jitter | nan_loss | hang
+  std::string metric;
+  double value = 0;      // drift %/h, MB/h, step size %, stall count, worst p99/p50, NaN count, last step time
+  std::string unit;
+  std::string summary;   // one line for people
+  std::vector<Evidence> evidence;
+};
+
+struct StaircaseStep {
+  double t_s = 0;        // start of the first window after the change
+  double before = 0, after = 0;
+  double change_pct = 0;
+  double p_value = 1;
+};
+
+struct MetricTrend {
+  std::string metric, unit;
+  bool memory = false;
+  long long samples = 0;
+  int windows = 0;
+  double first_window = 0, last_window = 0;   // window medians
+  double slope_per_h = 0, slope_low_per_h = 0, slope_high_per_h = 0;  // Theil-Sen over window medians
+  double drift_pct_per_h = 0;                 // slope relative to the first windows' level
+  double trend_p = 1;                         // Mann-Kendall over window medians
+  std::vector<StaircaseStep> steps;
+  int stalls = 0;
+  double worst_stall_ratio = 0;
+  double jitter_median = 0, jitter_max = 0;   // p99/p50 per window
+  double cv_median = 0;                       // per window
+  long long non_finite = 0;
+};
+
+struct TrialSoak {
+  long long trial_id = 0;
+  std::string workload, label;
+  std::string status;
+  std::string error;
+  double wall_s = 0;
+  long long steps = 0;
+  std::vector<MetricTrend> metrics;
+  std::vector<Finding> findings;
+};
+
+struct SoakReport {
+  store::RunRecord run;
+  SoakAnalysisOptions options;
+  std::vector<TrialSoak> trials;
+};
+
+// Pure: one metric's series (times in seconds since the trial start).
+MetricTrend analyse_series(const std::string& metric, const std::string& unit, const std::vector<double>& t_s,
+                           const std::vector<double>& values, const SoakAnalysisOptions& opt,
+                           std::vector<Finding>& findings);
+
+// Every trial of a run, from the store.
+Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const SoakAnalysisOptions& opt);
+
+}  // namespace perfgate::analysis

@@ -1,0 +1,20 @@
+#pragma once
+// Reports of `perfgate soak` / `perfgate soak-report`: per trial, the trend
+// of every analysed metric and the findings with their evidence.
+
+#include <string>
+
+#include "harness/analysis/soak.hpp"
+
+namespace perfgate::report {
+
+std::string soak_table(const analysis::SoakReport& r);
+std::string soak_markdown(const analysis::SoakReport& r);
+std::string soak_json(const analysis::SoakReport& r);
+
+// One progress line of a running soak trial.
+std::string soak_progress_line(const std::string& label, double duration_s, double t_s, long long steps,
+                               const std::string& primary, double window_value, double drift_pct_per_h,
+                               const std::vector<std::pair<std::string, double>>& sampled);
+
+}  // namespace perfgate::report
