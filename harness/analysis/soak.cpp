@@ -155,10 +155,11 @@ MetricTrend analyse_series(const std::string& metric, const std::string& unit, c
                               metric, opt.stall_factor, m.worst_stall_ratio);
       findings.push_back(std::move(f));
     }
-    if (m.jitter_max > opt.jitter_p99_over_p50) {
+    // Persistent jitter, not one noisy window: the typical window's tail decides.
+    if (m.jitter_median > opt.jitter_p99_over_p50) {
       findings.push_back({"jitter", metric, m.jitter_max, "p99/p50",
-                          fmt::format("{} jitter: p99/p50 up to {:.2f} in a window (median {:.2f}, CV median {:.1f} %)", metric,
-                                      m.jitter_max, m.jitter_median, m.cv_median * 100),
+                          fmt::format("{} jitter: p99/p50 {:.2f} in the median window (up to {:.2f}; CV median {:.1f} %)", metric,
+                                      m.jitter_median, m.jitter_max, m.cv_median * 100),
                           {}});
     }
   }
@@ -190,12 +191,18 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       if (!analysed(info.name)) continue;
       auto rows = st.load_samples(tr.id, id);
       if (!rows) return rows.error();
+      // Warm-up steps (compile, first batches) are not the long run: skip as
+      // many as the trial's summary left out of its steady state.
+      std::size_t skip = 0;
+      for (const auto& sm : tr.summaries)
+        if (sm.metric == info.name && !sm.is_scalar && sm.n_total > sm.n_steady)
+          skip = static_cast<std::size_t>(sm.n_total - sm.n_steady);
       std::vector<double> t, v;
       t.reserve(rows->size());
       v.reserve(rows->size());
-      for (const auto& r : *rows) {
-        t.push_back(r.t_s);
-        v.push_back(r.value);
+      for (std::size_t k = std::min(skip, rows->size()); k < rows->size(); ++k) {
+        t.push_back((*rows)[k].t_s);
+        v.push_back((*rows)[k].value);
       }
       ts.metrics.push_back(analyse_series(info.name, info.unit, t, v, opt, ts.findings));
     }

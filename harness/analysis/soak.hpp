@@ -20,7 +20,7 @@ struct SoakAnalysisOptions {
   double memory_mb_per_h = 10.0;       // memory growth that is a finding
   double staircase_pct = 5.0;          // a level shift of at least this is a staircase step
   double stall_factor = 3.0;           // a step this many times its rolling median is a stall
-  double jitter_p99_over_p50 = 2.0;    // a window with a wider tail is jittery
+  double jitter_p99_over_p50 = 3.0;    // jittery when the median window's p99/p50 exceeds this
   std::uint64_t seed = 1;              // permutation tests of the change points
 };
 

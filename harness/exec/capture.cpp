@@ -35,6 +35,7 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   spec.kill_grace_s = 0.5;
   spec.log_limit_bytes = 0;
   spec.tick_interval_s = 1;
+  spec.track_usage = false;  // a short helper: its /proc scans would cost more than it does
   Collect c(max_bytes);
   ProcessLauncher launcher;
   auto r = launcher.launch(spec, c);

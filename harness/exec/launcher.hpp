@@ -21,6 +21,10 @@ struct LaunchSpec {
   double timeout_s = 1200;                  // wall clock, from the start
   double kill_grace_s = 5;                  // between SIGTERM and SIGKILL
   double tick_interval_s = 0.1;             // how often on_tick runs while the process lives
+  // Peak RSS / CPU of the tree and the leftover scan read /proc, costing
+  // about 10 us per process on the host; helpers run every second by
+  // samplers (npu-smi) skip it and just kill their group at the end.
+  bool track_usage = true;
 };
 
 // Receives what the process produces while it runs, on the launcher's thread.

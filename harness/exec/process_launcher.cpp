@@ -236,7 +236,7 @@ bool Session::reap(bool block) {
 
 void Session::tick(bool final) {
   double t = now_s();
-  if (t >= m_next_usage && !m_reaped) {
+  if (m_spec.track_usage && t >= m_next_usage && !m_reaped) {
     sample_usage();
     // Dense at first so short trials get a reading, then every half second.
     m_next_usage = t + (t - m_t0 < 1.0 ? 0.05 : 0.5);
@@ -311,7 +311,8 @@ void Session::run() {
   }
   if (end == End::Stopped) stop_group(m_spec.kill_grace_s);
   // Whatever is left of the group (daemonised helpers, TERM-ignoring children) goes too.
-  auto left = sample_group(m_pid);
+  if (!m_spec.track_usage) signal_group(SIGKILL);
+  auto left = m_spec.track_usage ? sample_group(m_pid) : GroupUsage{};
   if (left.processes > 0) {
     m_res.leftover_processes = left.processes;
     signal_group(SIGTERM);

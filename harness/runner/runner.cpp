@@ -226,7 +226,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       notes.push_back(fmt::format("{} process(es) of the workload outlived it and were killed", lr.leftover_processes));
     if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.summaries.empty())
       notes.push_back("reported no metrics: write JSON lines to $PERFGATE_METRICS or print 'PERFGATE {...}' lines");
-    trial.notes = util::join(notes, "; ");
+    trial.notes = util::sanitize_utf8(util::join(notes, "; "));  // samplers may quote garbage output
 
     if (lr.outcome != exec::Outcome::FailedToStart) {
       auto add_scalar = [&](std::string_view name, std::string_view unit, double v) {

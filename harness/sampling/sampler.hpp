@@ -37,6 +37,18 @@ class Sampler {
 // What a suite asks for (`samplers: [proc, npu-smi]`, or a mapping for
 // `command`); the suite loader fills it (model/suite.hpp).
 using SamplerSpec = model::SamplerSpec;
+//
+// A `command` sampler's regex is ECMAScript (std::regex) plus named groups,
+// written (?<name>...) or (?P<name>...): they are rewritten to plain groups
+// and the names kept by group number. Group names and numbers map to metrics
+// through metric_names: a key is a group name or a 1-based group number (the
+// suite's `metrics: [a, b]` arrives as {"1": a, "2": b}); an explicit entry
+// wins, by name before number; a named group without an entry feeds the
+// metric of its own name; other groups feed nothing. Named back-references
+// are not supported (use \1). The regex is searched in each line of the
+// command's output; each metric takes the first line where its group
+// matched a number. Lines where nothing parses as a number give no reading;
+// no reading at all is an Error quoting the first line.
 
 // Kinds a suite may name.
 const std::vector<std::string>& sampler_kinds();

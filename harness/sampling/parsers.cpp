@@ -1,0 +1,572 @@
+// Parsers of accelerator monitor output (npu-smi, nvidia-smi) and the units
+// of the series samplers produce. Pure functions over text, fixture-tested in
+// tests/unit/sampling/test_parsers.cpp against captured output.
+//
+// The monitors are read by humans first; their layouts drift between driver
+// versions. The parsers therefore locate values through the header labels
+// the tool prints, tolerate CRLF, truncation and missing cells, and drop
+// what they cannot read rather than guess: a missing reading is an absent
+// series, a wrong one would be a false regression.
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/sampling/sampler.hpp"
+#include "harness/util/strings.hpp"
+
+namespace perfgate::sampling {
+namespace {
+
+// ---------------------------------------------------------------- helpers ---
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Lines without their '\n' or "\r\n": monitors captured on or through
+// Windows tooling, or over a serial console, end lines with CRLF.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    auto line = text.substr(0, nl);
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+// A finite number filling the whole (trimmed) text; "NA", "N/A", "-", ""
+// and any text are no number. Monitors print "NA" where a chip has no sensor.
+std::optional<double> to_number(std::string_view s) {
+  s = util::trim(s);
+  if (s.empty()) return std::nullopt;
+  if (s.front() == '+') s.remove_prefix(1);
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// A number followed by nothing or by a unit ("91.74 W", "1 %", "1533 MiB"),
+// for nvidia-smi run without `nounits`.
+std::optional<double> to_number_with_unit(std::string_view s) {
+  s = util::trim(s);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || !std::isfinite(v)) return std::nullopt;
+  auto rest = util::trim(std::string_view(end, static_cast<std::size_t>(s.data() + s.size() - end)));
+  bool unit_like = std::all_of(rest.begin(), rest.end(), [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '%' || c == '/';
+  });
+  if (!unit_like) return std::nullopt;
+  return v;
+}
+
+std::optional<long> to_index(std::string_view s) {
+  s = util::trim(s);
+  long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+// ------------------------------------------------------- npu-smi info table ---
+
+// A word of a header cell and the column it starts at, relative to the cell.
+struct Label {
+  std::string key;  // lower case: "power(w)", "hbm-usage(mb)"
+  std::size_t start = 0;
+};
+
+// The cells between the '|' of a table row, or nothing when the row is not
+// complete (a truncated capture ends in the middle of a row).
+std::optional<std::vector<std::string_view>> row_cells(std::string_view line) {
+  line = util::trim(line);
+  if (line.size() < 2 || line.front() != '|' || line.back() != '|') return std::nullopt;
+  line = line.substr(1, line.size() - 2);
+  std::vector<std::string_view> cells;
+  while (true) {
+    auto bar = line.find('|');
+    cells.push_back(line.substr(0, bar));
+    if (bar == std::string_view::npos) break;
+    line.remove_prefix(bar + 1);
+  }
+  return cells;
+}
+
+// Runs of non-blank characters with their starting column.
+std::vector<std::pair<std::size_t, std::string_view>> words_of(std::string_view cell) {
+  std::vector<std::pair<std::size_t, std::string_view>> out;
+  std::size_t i = 0;
+  while (i < cell.size()) {
+    while (i < cell.size() && std::isspace(static_cast<unsigned char>(cell[i]))) ++i;
+    std::size_t j = i;
+    while (j < cell.size() && !std::isspace(static_cast<unsigned char>(cell[j]))) ++j;
+    if (j > i) out.emplace_back(i, cell.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// Header labels are single words on every driver we have seen (multi-word
+// names are joined with '-': "Memory-Usage(MB)", "Bus-Id").
+std::vector<Label> labels_of(std::string_view cell) {
+  std::vector<Label> out;
+  for (auto [start, word] : words_of(cell)) out.push_back({lower(word), start});
+  return out;
+}
+
+// The values of a data cell, each assigned to one label of the header cell
+// above it. Values are the cell's words, except that words around '/' are
+// one value: "0    / 0", "1528 / 44280" and "59985/ 65536" (five digits eat
+// the space before '/') are all a used/total pair.
+std::map<std::string, std::string_view> values_of(std::string_view cell, const std::vector<Label>& labels) {
+  struct Group {
+    std::size_t start, end;
+  };
+  std::vector<Group> groups;
+  bool join_next = false;
+  for (auto [start, word] : words_of(cell)) {
+    bool join = !groups.empty() && (join_next || word.front() == '/');
+    if (join)
+      groups.back().end = start + word.size();
+    else
+      groups.push_back({start, start + word.size()});
+    join_next = word.back() == '/';
+  }
+  std::map<std::string, std::string_view> out;
+  if (labels.empty()) return out;
+  // Every column filled: take them in order, which survives a layout whose
+  // values do not start exactly under their labels. Otherwise some cell is
+  // blank and the values go to the label whose column they start in.
+  bool in_order = groups.size() == labels.size();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::size_t li = g;
+    if (!in_order) {
+      li = 0;
+      for (std::size_t k = 0; k < labels.size(); ++k)
+        if (labels[k].start <= groups[g].start) li = k;
+    }
+    out.emplace(labels[li].key, cell.substr(groups[g].start, groups[g].end - groups[g].start));
+  }
+  return out;
+}
+
+// Value of the first label in `row` whose key starts with `prefix`.
+std::optional<std::string_view> find_value(const std::vector<std::map<std::string, std::string_view>>& row,
+                                           std::string_view prefix) {
+  for (const auto& cell : row)
+    for (const auto& [key, value] : cell)
+      if (key.starts_with(prefix)) return value;
+  return std::nullopt;
+}
+
+// "20701/ 65536" -> {20701, 65536}; "NA" or a cell without '/' -> what can be read.
+std::pair<std::optional<double>, std::optional<double>> used_total(std::string_view s) {
+  auto slash = s.find('/');
+  if (slash == std::string_view::npos) return {to_number(s), std::nullopt};
+  return {to_number(s.substr(0, slash)), to_number(s.substr(slash + 1))};
+}
+
+using RowValues = std::vector<std::map<std::string, std::string_view>>;
+
+RowValues row_values(const std::vector<std::string_view>& cells, const std::vector<std::vector<Label>>& layout) {
+  RowValues out;
+  for (std::size_t i = 0; i < cells.size() && i < layout.size(); ++i) out.push_back(values_of(cells[i], layout[i]));
+  return out;
+}
+
+// One chip: the NPU row (name, health, power, temperature) and the chip row
+// (chip id, AI core use, memory) that follows it.
+struct Chip {
+  std::optional<long> npu_id;
+  std::optional<long> chip_id;
+  std::vector<std::pair<std::string, double>> values;  // metric suffix -> value
+};
+
+void add(Chip& chip, const char* suffix, std::optional<double> v) {
+  if (v) chip.values.emplace_back(suffix, *v);
+}
+
+// A memory cell: used and total, unless the chip has no such memory (910B
+// prints DDR "Memory-Usage" as "0 / 0"): a constant zero series is noise.
+void add_memory(Chip& chip, const char* used_suffix, const char* total_suffix, std::optional<std::string_view> cell) {
+  if (!cell) return;
+  auto [used, total] = used_total(*cell);
+  if (total && *total == 0) return;
+  add(chip, used_suffix, used);
+  add(chip, total_suffix, total);
+}
+
+bool is_device_header(const std::vector<std::vector<Label>>& layout) {
+  if (layout.empty() || layout[0].empty() || layout[0][0].key != "npu") return false;
+  for (const auto& cell : layout)
+    for (const auto& l : cell)
+      if (l.key == "health") return true;
+  return false;
+}
+
+// A row that starts another table (the process table's header) or replaces
+// it ("No running processes found in NPU 0"): the device rows are over.
+bool ends_device_rows(const std::vector<std::string_view>& cells) {
+  auto words = words_of(cells.front());
+  if (words.empty()) return false;
+  auto first = words.front().second;
+  if (iequals(first, "NPU") || iequals(first, "Chip") || iequals(first, "No")) return true;
+  for (auto c : cells)
+    if (lower(c).find("process") != std::string::npos) return true;
+  return false;
+}
+
+std::vector<Reading> name_chips(const std::vector<Chip>& chips) {
+  // An NPU with several chips (310P Duo cards) names them "<npu>_<chip>";
+  // a single-chip NPU keeps its NPU id, which is what npu-smi -i takes.
+  std::map<long, int> chips_per_npu;
+  for (const auto& c : chips)
+    if (c.npu_id) ++chips_per_npu[*c.npu_id];
+  std::map<long, int> seen_per_npu;
+  std::vector<Reading> out;
+  for (std::size_t i = 0; i < chips.size(); ++i) {
+    const auto& c = chips[i];
+    std::string id;
+    if (!c.npu_id) {
+      id = std::to_string(i);  // no NPU id printed: table order is all we have
+    } else if (chips_per_npu[*c.npu_id] > 1) {
+      long chip = c.chip_id ? *c.chip_id : seen_per_npu[*c.npu_id];
+      id = fmt::format("{}_{}", *c.npu_id, chip);
+    } else {
+      id = std::to_string(*c.npu_id);
+    }
+    if (c.npu_id) ++seen_per_npu[*c.npu_id];
+    for (const auto& [suffix, value] : c.values) out.push_back({fmt::format("device.{}.{}", id, suffix), value});
+  }
+  return out;
+}
+
+// ------------------------------------------------------ key : value blocks ---
+
+// npu-smi's key names (lower case, single spaces) -> metric suffix.
+// Percentages of memory *occupancy* end in _usage_pct (lower is better, like
+// MB); busy-time percentages in _pct; bandwidth use in _bw_pct.
+const std::map<std::string, std::string, std::less<>>& npu_key_names() {
+  static const std::map<std::string, std::string, std::less<>> k_names = {
+      {"hbm capacity(mb)", "hbm_capacity_mb"},
+      {"hbm usage rate(%)", "hbm_usage_pct"},
+      {"ddr capacity(mb)", "ddr_capacity_mb"},
+      {"ddr usage rate(%)", "ddr_usage_pct"},
+      {"memory capacity(mb)", "memory_capacity_mb"},
+      {"memory usage rate(%)", "memory_usage_pct"},
+      {"aicore usage rate(%)", "aicore_pct"},
+      {"aivector usage rate(%)", "aivector_pct"},
+      {"aicube usage rate(%)", "aicube_pct"},
+      {"aicpu usage rate(%)", "aicpu_pct"},
+      {"ctrlcpu usage rate(%)", "ctrlcpu_pct"},
+      {"npu utilization(%)", "npu_util_pct"},
+      {"ddr bandwidth usage rate(%)", "ddr_bw_pct"},
+      {"hbm bandwidth usage rate(%)", "hbm_bw_pct"},
+      {"aicore freq(mhz)", "aicore_rated_freq_mhz"},
+      {"aicore curfreq(mhz)", "aicore_freq_mhz"},
+      {"temperature(c)", "temp_c"},
+      {"npu real-time power(w)", "power_w"},
+  };
+  return k_names;
+}
+
+// "  HBM Usage Rate(%)   " -> "hbm usage rate(%)": drivers pad keys differently.
+std::string normalise_key(std::string_view key) {
+  std::string out;
+  bool space = false;
+  for (char c : util::trim(key)) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+struct KeyValue {
+  std::string key;  // normalised
+  std::string_view value;
+};
+
+// ------------------------------------------------------------- nvidia-smi ---
+
+// "utilization.gpu [%]" -> "utilization.gpu" (the header nvidia-smi prints without `noheader`).
+std::string_view strip_unit_suffix(std::string_view field) {
+  field = util::trim(field);
+  auto br = field.find(" [");
+  return util::trim(field.substr(0, br));
+}
+
+std::vector<std::string_view> split_csv(std::string_view line) {
+  std::vector<std::string_view> out;
+  while (true) {
+    auto comma = line.find(',');
+    out.push_back(util::trim(line.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    line.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------- public ---
+
+std::vector<Reading> parse_npu_smi_info(std::string_view text) {
+  enum class State { Searching, HeaderRow2, DeviceRows };
+  State state = State::Searching;
+  std::vector<std::vector<Label>> layout1, layout2;  // header rows 1 (NPU) and 2 (chip), per cell
+  std::size_t health_cell = 0;
+  std::optional<RowValues> npu_row;  // the NPU row the next chip rows belong to (views into `text`)
+  int rows_since_separator = 0;
+  std::vector<Chip> chips;
+
+  for (auto line : lines_of(text)) {
+    auto trimmed = util::trim(line);
+    if (trimmed.empty()) continue;
+    if (trimmed.front() == '+') {
+      rows_since_separator = 0;
+      continue;
+    }
+    auto cells = row_cells(trimmed);
+    if (!cells) continue;  // not a table row, or cut short by truncation
+    std::vector<std::vector<Label>> labels;
+    for (auto c : *cells) labels.push_back(labels_of(c));
+
+    if (is_device_header(labels)) {
+      layout1 = std::move(labels);
+      for (std::size_t i = 0; i < layout1.size(); ++i)
+        for (const auto& l : layout1[i])
+          if (l.key == "health") health_cell = i;
+      state = State::HeaderRow2;
+      npu_row.reset();
+      continue;
+    }
+    if (state == State::HeaderRow2) {
+      bool chip_header =
+          !labels.empty() && !labels[0].empty() && labels[0][0].key == "chip" && labels.size() == layout1.size();
+      state = chip_header ? State::DeviceRows : State::Searching;
+      if (chip_header) layout2 = std::move(labels);
+      continue;
+    }
+    if (state != State::DeviceRows) continue;
+    if (ends_device_rows(*cells)) {
+      state = State::Searching;
+      continue;
+    }
+    if (cells->size() != layout1.size()) continue;  // a row of some other shape
+
+    // The first row after a separator is an NPU row; so is a row whose
+    // health cell holds a word (a table without separators between NPUs).
+    // Chip rows hold a Bus-Id ("0000:5A:00.0") or "NA" there.
+    auto health = util::trim((*cells)[health_cell]);
+    bool health_word = !health.empty() && std::isalpha(static_cast<unsigned char>(health.front())) &&
+                       !iequals(health, "NA") && health.find(':') == std::string_view::npos;
+    bool is_npu_row = rows_since_separator == 0 || health_word;
+    ++rows_since_separator;
+    if (is_npu_row) {
+      npu_row = row_values(*cells, layout1);
+      continue;
+    }
+    if (!npu_row) continue;  // a chip row whose NPU row was lost
+    auto chip_row = row_values(*cells, layout2);
+
+    Chip chip;
+    if (auto id = find_value(*npu_row, "npu")) chip.npu_id = to_index(*id);
+    if (auto id = find_value(chip_row, "chip")) chip.chip_id = to_index(*id);
+    auto number = [](const RowValues& row, std::string_view prefix) -> std::optional<double> {
+      auto v = find_value(row, prefix);
+      return v ? to_number(*v) : std::nullopt;
+    };
+    add(chip, "power_w", number(*npu_row, "power"));
+    add(chip, "temp_c", number(*npu_row, "temp"));
+    if (auto h = find_value(*npu_row, "health"); h && !h->empty() && !iequals(*h, "NA"))
+      add(chip, "health_ok", iequals(*h, "OK") ? 1.0 : 0.0);
+    add(chip, "aicore_pct", number(chip_row, "aicore"));
+    add_memory(chip, "memory_used_mb", "memory_total_mb", find_value(chip_row, "memory"));
+    add_memory(chip, "hbm_used_mb", "hbm_total_mb", find_value(chip_row, "hbm"));
+    chips.push_back(std::move(chip));
+  }
+  return name_chips(chips);
+}
+
+std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id) {
+  // Blocks are separated by blank lines: the NPU block (NPU ID, Chip Count),
+  // one block per chip, and on 910B a block of the board's MCU whose
+  // Temperature(C) is not the chip's. Some drivers put "Chip ID" at the end
+  // of its block, so a block's chip is known only once the block is read.
+  // With "Chip Count" above 1 the chips are device.<N>_<chip>, as in the table.
+  std::vector<std::vector<KeyValue>> blocks(1);
+  for (auto line : lines_of(text)) {
+    if (util::trim(line).empty()) {
+      if (!blocks.back().empty()) blocks.emplace_back();
+      continue;
+    }
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    blocks.back().push_back({normalise_key(line.substr(0, colon)), util::trim(line.substr(colon + 1))});
+  }
+
+  long chip_count = 1;
+  for (const auto& b : blocks)
+    for (const auto& kv : b)
+      if (kv.key == "chip count") chip_count = to_index(kv.value).value_or(1);
+
+  std::vector<Reading> out;
+  std::set<std::string> seen;
+  for (const auto& block : blocks) {
+    std::optional<long> chip_id;
+    for (const auto& kv : block)
+      if (kv.key == "chip id") chip_id = to_index(kv.value);
+    std::string device = chip_count > 1 && chip_id ? fmt::format("{}_{}", npu_id, *chip_id) : std::to_string(npu_id);
+    bool other_chip = false;  // after "Chip Name : mcu": the management MCU's keys, not the NPU's
+    for (const auto& kv : block) {
+      if (kv.key == "chip name") other_chip = iequals(kv.value, "mcu");
+      if (kv.key == "chip id") other_chip = false;
+      if (other_chip) continue;
+      auto it = npu_key_names().find(kv.key);
+      if (it == npu_key_names().end()) continue;
+      auto v = to_number(kv.value);
+      if (!v) continue;
+      auto metric = fmt::format("device.{}.{}", device, it->second);
+      if (seen.insert(metric).second) out.push_back({std::move(metric), *v});  // first value wins
+    }
+  }
+  // 910B has no DDR on the chip and reports "DDR Capacity(MB) : 0" with
+  // zero rates: constant zero series are noise, as "0 / 0" cells are in the table.
+  std::set<std::string> no_ddr;
+  for (const auto& r : out)
+    if (r.metric.ends_with(".ddr_capacity_mb") && r.value == 0)
+      no_ddr.insert(r.metric.substr(0, r.metric.size() - std::string_view("capacity_mb").size()));
+  std::erase_if(out, [&](const Reading& r) {
+    return std::any_of(no_ddr.begin(), no_ddr.end(),
+                       [&](const std::string& prefix) { return r.metric.starts_with(prefix); });
+  });
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>>& nvidia_fields() {
+  // utilization.memory is the share of time device memory was read or
+  // written, not how full it is: hence memory_busy_pct.
+  static const std::vector<std::pair<std::string, std::string>> k_fields = {
+      {"utilization.gpu", "util_pct"},   {"utilization.memory", "memory_busy_pct"},
+      {"memory.used", "memory_used_mb"}, {"memory.total", "memory_total_mb"},
+      {"temperature.gpu", "temp_c"},     {"power.draw", "power_w"},
+      {"clocks.sm", "sm_freq_mhz"},      {"clocks.mem", "memory_freq_mhz"},
+  };
+  return k_fields;
+}
+
+std::vector<Reading> parse_nvidia_smi_csv(std::string_view text) {
+  // Columns are the query fields in order. Output captured without
+  // `noheader` starts with the field names, which then say where each field
+  // is (and values carry units unless `nounits`); reading that too lets the
+  // parser take any captured query, not only the one the sampler sends.
+  std::vector<std::string> column_suffix;  // per column: metric suffix, or "" to skip
+  for (const auto& f : nvidia_fields()) column_suffix.push_back(f.second);
+  bool header_seen = false;
+  std::vector<Reading> out;
+  int gpu = 0;
+  for (auto line : lines_of(text)) {
+    if (util::trim(line).empty()) continue;
+    auto fields = split_csv(line);
+    if (!header_seen && out.empty() && gpu == 0) {
+      bool is_header = std::any_of(fields.begin(), fields.end(), [](std::string_view f) {
+        auto name = strip_unit_suffix(f);
+        return std::any_of(nvidia_fields().begin(), nvidia_fields().end(),
+                           [&](const auto& nf) { return nf.first == name; });
+      });
+      if (is_header) {
+        header_seen = true;
+        column_suffix.clear();
+        for (auto f : fields) {
+          auto name = strip_unit_suffix(f);
+          auto it = std::find_if(nvidia_fields().begin(), nvidia_fields().end(),
+                                 [&](const auto& nf) { return nf.first == name; });
+          column_suffix.push_back(it == nvidia_fields().end() ? std::string() : it->second);
+        }
+        continue;
+      }
+    }
+    if (fields.size() != column_suffix.size()) continue;  // an error message or a cut line, not a GPU
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (column_suffix[i].empty()) continue;
+      // "[Not Supported]", "[N/A]" and anything else that is not a number are missing.
+      if (auto v = to_number_with_unit(fields[i]))
+        out.push_back({fmt::format("device.{}.{}", gpu, column_suffix[i]), *v});
+    }
+    ++gpu;
+  }
+  return out;
+}
+
+model::MetricInfo sampler_metric_info(std::string_view metric) {
+  // Direction: what a regression looks like when the workload is unchanged.
+  // More memory, heat or power for the same work is worse (lower). Busy
+  // percentages and clocks are consequences, not goals: a faster step may
+  // raise or lower them, so they carry no direction (none). Capacities and
+  // rated clocks are properties of the device (none). Memory occupancy in
+  // percent (*_usage_pct) is memory, so lower.
+  auto info = model::MetricInfo::inferred(metric);
+  auto ends = [&](std::string_view suffix) { return metric.ends_with(suffix); };
+  auto leaf = metric.substr(metric.rfind('.') == std::string_view::npos ? 0 : metric.rfind('.') + 1);
+  if (ends("_total_mb") || ends("_capacity_mb")) {
+    info.unit = "MB";
+    info.better = model::Better::None;
+  } else if (ends("_mb")) {
+    info.unit = "MB";
+    info.better = model::Better::Lower;
+  } else if (ends("_usage_pct")) {
+    info.unit = "%";
+    info.better = model::Better::Lower;
+  } else if (ends("_pct")) {
+    info.unit = "%";
+    info.better = model::Better::None;
+  } else if (ends("_w")) {
+    info.unit = "W";
+    info.better = model::Better::Lower;
+  } else if (ends("_c")) {
+    info.unit = "C";
+    info.better = model::Better::Lower;
+  } else if (ends("_mhz")) {
+    info.unit = "MHz";
+    info.better = model::Better::None;
+  } else if (leaf == "threads") {
+    info.unit = "";
+    info.better = model::Better::None;
+  } else if (leaf == "health_ok") {
+    info.unit = "";
+    info.better = model::Better::Higher;
+  }
+  return info;
+}
+
+}  // namespace perfgate::sampling

@@ -1,0 +1,534 @@
+// The concrete samplers behind make_sampler(): the trial's process tree from
+// /proc, the accelerators through npu-smi / nvidia-smi, and suite-declared
+// commands read with a regex. A sampler never throws and never fails a
+// trial: whatever goes wrong comes back as an Error the session reports once.
+//
+// Messages name the tool or command and quote what could not be read, but do
+// not start with the sampler's name: SamplingSession and the runner put
+// "sampler <name>: " in front of every one.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/exec/capture.hpp"
+#include "harness/sampling/sampler.hpp"
+#include "harness/util/strings.hpp"
+
+namespace perfgate::sampling {
+namespace {
+
+// npu-smi info takes 0.2-1 s on a busy 8-card host; five seconds means the
+// tool hangs (driver reset, device lost), and the sample is better skipped.
+constexpr double k_tool_timeout_s = 5;
+// Messages quote this much of output the parser could not read.
+constexpr std::size_t k_quote_chars = 120;
+// Longest output line a command sampler's regex is run on.
+constexpr std::size_t k_max_line_chars = 64 << 10;
+
+// Where execvp would find `name`. Looked up on every sample: PATH lookup is
+// a few stat calls, and a tool installed while a soak runs is then picked up.
+std::optional<std::string> find_on_path(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : util::split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+    auto candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (executable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// The first non-blank line, cut to a readable length.
+std::string first_line(std::string_view text) {
+  for (auto line : util::split(text, '\n')) {
+    auto t = std::string(util::trim(line));
+    if (t.empty()) continue;
+    if (t.size() > k_quote_chars) t = t.substr(0, k_quote_chars) + "...";
+    return t;
+  }
+  return "";
+}
+
+// Runs a tool without a shell and returns its stdout.
+Expected<std::string> run_tool(std::vector<std::string> argv) {
+  auto exe = find_on_path(argv.front());
+  if (!exe) return Error::harness(fmt::format("{} not found on PATH", argv.front()));
+  const std::string shown = util::join(argv, " ");
+  argv.front() = *exe;  // the launcher would search PATH again; this is the one we checked
+  auto out = exec::capture_output(argv, k_tool_timeout_s);
+  if (!out)
+    return Error::harness(
+        fmt::format("`{}` failed (non-zero exit, or no answer within {:g} s)", shown, k_tool_timeout_s));
+  if (util::trim(*out).empty()) return Error::harness(fmt::format("`{}` printed nothing", shown));
+  return std::move(*out);
+}
+
+// Runs `body`, turning any exception into an Error: a sampler runs on its
+// own thread where an escaping exception would end the harness.
+template <typename Body>
+Expected<std::vector<Reading>> guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return Error::harness(fmt::format("unexpected failure: {}", e.what()));
+  } catch (...) {
+    return Error::harness("unexpected failure");
+  }
+}
+
+// ------------------------------------------------------------------ tools ---
+
+class NpuSmiSampler final : public Sampler {
+ public:
+  std::string_view name() const override { return "npu-smi"; }
+  // Only `npu-smi info`: one process launch per sample whatever the card
+  // count. The per-card `-t usages` / `-t common` queries would cost two
+  // launches per card per sample (16 on an 8-card node) for a few extra keys.
+  Expected<std::vector<Reading>> sample(int) override {
+    return guarded([&]() -> Expected<std::vector<Reading>> {
+      auto out = run_tool({"npu-smi", "info"});
+      if (!out) return out.error();
+      auto readings = parse_npu_smi_info(*out);
+      if (readings.empty())
+        return Error::harness(
+            fmt::format("no NPU found in the output of `npu-smi info`; first line: '{}'", first_line(*out)));
+      return readings;
+    });
+  }
+};
+
+class NvidiaSmiSampler final : public Sampler {
+ public:
+  NvidiaSmiSampler() {
+    std::vector<std::string> names;
+    for (const auto& f : nvidia_fields()) names.push_back(f.first);
+    m_argv = {"nvidia-smi", "--query-gpu=" + util::join(names, ","), "--format=csv,noheader,nounits"};
+  }
+  std::string_view name() const override { return "nvidia-smi"; }
+  Expected<std::vector<Reading>> sample(int) override {
+    return guarded([&]() -> Expected<std::vector<Reading>> {
+      auto out = run_tool(m_argv);
+      if (!out) return out.error();
+      auto readings = parse_nvidia_smi_csv(*out);
+      if (readings.empty())
+        return Error::harness(
+            fmt::format("no GPU found in the output of `nvidia-smi --query-gpu`; first line: '{}'", first_line(*out)));
+      return readings;
+    });
+  }
+
+ private:
+  std::vector<std::string> m_argv;
+};
+
+// ---------------------------------------------------------------- command ---
+
+// std::regex (ECMAScript) has no named groups. A pattern's "(?<name>...)"
+// and Python's "(?P<name>...)" are rewritten to plain groups and the names
+// recorded by group number. Escapes and bracket expressions are skipped so
+// "\(" and "[(]" are not groups; "(?:", "(?=", "(?!" are not capturing.
+struct Pattern {
+  std::string ecmascript;
+  std::vector<std::string> group_names;  // [i] names group i+1; "" for an unnamed group
+};
+
+Expected<Pattern> rewrite_named_groups(std::string_view re) {
+  Pattern p;
+  bool in_class = false;
+  for (std::size_t i = 0; i < re.size(); ++i) {
+    char c = re[i];
+    if (c == '\\') {
+      if (!in_class && i + 1 < re.size() && re[i + 1] == 'k' && re.substr(i + 2, 1) == "<")
+        return Error::input("named back-references (\\k<name>) are not supported; use the group number (\\1)");
+      p.ecmascript += re.substr(i, 2);
+      ++i;
+      continue;
+    }
+    if (in_class) {
+      p.ecmascript += c;
+      if (c == ']') in_class = false;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      p.ecmascript += c;
+      continue;
+    }
+    if (c != '(') {
+      p.ecmascript += c;
+      continue;
+    }
+    auto rest = re.substr(i);
+    std::size_t name_at = 0;
+    if (rest.starts_with("(?P<"))
+      name_at = 4;
+    else if (rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!"))
+      name_at = 3;
+    if (rest.starts_with("(?P=")) return Error::input("named back-references ((?P=name)) are not supported; use \\1");
+    if (name_at == 0) {
+      if (!rest.starts_with("(?")) p.group_names.emplace_back();
+      p.ecmascript += c;
+      continue;
+    }
+    auto close = rest.find('>');
+    if (close == std::string_view::npos)
+      return Error::input(fmt::format("group name at offset {} is not closed by '>'", i));
+    auto name = std::string(rest.substr(name_at, close - name_at));
+    bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                 std::all_of(name.begin(), name.end(), [](char ch) {
+                   return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
+                 });
+    if (!valid) return Error::input(fmt::format("'{}' is not a valid group name (letters, digits, _ and .)", name));
+    if (std::find(p.group_names.begin(), p.group_names.end(), name) != p.group_names.end())
+      return Error::input(fmt::format("group name '{}' is used twice", name));
+    p.group_names.push_back(std::move(name));
+    p.ecmascript += '(';
+    i += close;
+  }
+  return p;
+}
+
+class CommandSampler final : public Sampler {
+ public:
+  CommandSampler(std::string label, std::vector<std::string> argv, std::string regex_text, std::regex re,
+                 std::vector<std::pair<std::size_t, std::string>> groups)
+      : m_label(std::move(label)),
+        m_argv(std::move(argv)),
+        m_regex_text(std::move(regex_text)),
+        m_re(std::move(re)),
+        m_groups(std::move(groups)) {}
+
+  std::string_view name() const override { return m_label; }
+
+  // The regex is tried on each line of the output in turn, so '^' and '$'
+  // anchor to lines, and std::regex (which recurses per character) never
+  // sees the whole output at once; lines longer than k_max_line_chars are
+  // skipped for the same reason. Each metric takes the first line where its
+  // group matched a number.
+  Expected<std::vector<Reading>> sample(int) override {
+    return guarded([&]() -> Expected<std::vector<Reading>> {
+      auto out = run_tool(m_argv);
+      if (!out) return out.error();
+      std::vector<std::optional<double>> values(m_groups.size());
+      std::size_t filled = 0;
+      std::smatch m;
+      for (auto& line : util::split(*out, '\n')) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.size() > k_max_line_chars || !std::regex_search(line, m, m_re)) continue;
+        for (std::size_t k = 0; k < m_groups.size(); ++k) {
+          if (values[k] || !m[m_groups[k].first].matched) continue;
+          auto s = util::trim(std::string_view(m[m_groups[k].first].first, m[m_groups[k].first].second));
+          // from_chars, not strtod: a suite's numbers must not depend on the locale.
+          if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+          double v = 0;
+          auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+          if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) continue;
+          values[k] = v;
+          ++filled;
+        }
+        if (filled == m_groups.size()) break;
+      }
+      if (filled == 0)
+        return Error::harness(
+            fmt::format("no line of the output of `{}` matched regex '{}' with a number; "
+                        "first line: '{}'",
+                        util::join(m_argv, " "), m_regex_text, first_line(*out)));
+      std::vector<Reading> readings;
+      for (std::size_t k = 0; k < m_groups.size(); ++k)
+        if (values[k]) readings.push_back({m_groups[k].second, *values[k]});
+      return readings;
+    });
+  }
+
+ private:
+  std::string m_label;
+  std::vector<std::string> m_argv;
+  std::string m_regex_text;  // as the suite wrote it, for messages
+  std::regex m_re;
+  std::vector<std::pair<std::size_t, std::string>> m_groups;  // group number -> metric
+};
+
+Expected<std::unique_ptr<Sampler>> make_command_sampler(const SamplerSpec& spec) {
+  // Where the suite declared it, when it came from a suite file.
+  const std::string at = spec.loc.file.empty() ? std::string() : spec.loc.str() + ": ";
+  if (spec.command.empty() || spec.command.front().empty())
+    return Error::input(at + "command sampler: 'command' must give the program to run, e.g. [cat, /proc/loadavg]");
+  std::string label = spec.name;
+  if (label.empty()) {
+    const auto& a0 = spec.command.front();
+    label = a0.substr(a0.rfind('/') == std::string::npos ? 0 : a0.rfind('/') + 1);
+  }
+  const auto who = fmt::format("{}command sampler '{}'", at, label);
+  if (spec.regex.empty())
+    return Error::input(
+        fmt::format("{}: 'regex' is missing; give one with a named group per metric, "
+                    "e.g. '(?<load1>[0-9.]+)'",
+                    who));
+  auto pattern = rewrite_named_groups(spec.regex);
+  if (!pattern) return Error::input(fmt::format("{}: regex '{}': {}", who, spec.regex, pattern.error().message));
+  std::regex re;
+  try {
+    re = std::regex(pattern->ecmascript, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Error::input(fmt::format("{}: regex '{}' does not compile: {}", who, spec.regex, e.what()));
+  }
+  const auto& names = pattern->group_names;
+  PERFGATE_CHECK(re.mark_count() == names.size());
+
+  // Which metric each group feeds. metric_names keys are group names or
+  // group numbers (the suite's `metrics: [a, b]` list arrives as "1" -> a,
+  // "2" -> b). An explicit mapping wins: by name, then by number; a named
+  // group nobody mapped feeds the metric of its own name; an unnamed,
+  // unmapped group only structures the pattern.
+  std::vector<std::string> known;
+  for (const auto& n : names)
+    if (!n.empty()) known.push_back(n);
+  for (const auto& [group, metric] : spec.metric_names) {
+    if (metric.empty()) return Error::input(fmt::format("{}: group '{}' is given an empty metric name", who, group));
+    if (std::find(known.begin(), known.end(), group) != known.end()) continue;
+    bool numeric = !group.empty() && group.size() < 6 && std::all_of(group.begin(), group.end(), [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch));
+    });
+    if (!numeric)
+      return Error::input(fmt::format("{}: a metric is given for '{}', which is not a group of the regex{}", who, group,
+                                      util::did_you_mean(group, known)));
+    auto index = static_cast<std::size_t>(std::stoul(group));
+    if (index == 0 || index > names.size())
+      return Error::input(fmt::format("{}: a metric ('{}') is given for group {}, but regex '{}' has {} group(s)", who,
+                                      metric, index, spec.regex, names.size()));
+  }
+  std::vector<std::pair<std::size_t, std::string>> groups;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto by_name = names[i].empty() ? spec.metric_names.end() : spec.metric_names.find(names[i]);
+    auto by_number = spec.metric_names.find(std::to_string(i + 1));
+    if (by_name != spec.metric_names.end())
+      groups.emplace_back(i + 1, by_name->second);
+    else if (by_number != spec.metric_names.end())
+      groups.emplace_back(i + 1, by_number->second);
+    else if (!names[i].empty())
+      groups.emplace_back(i + 1, names[i]);
+  }
+  if (groups.empty())
+    return Error::input(
+        fmt::format("{}: regex '{}' feeds no metric; name its groups (?<metric>...) or list "
+                    "one metric per group",
+                    who, spec.regex));
+  return std::unique_ptr<Sampler>(
+      std::make_unique<CommandSampler>(label, spec.command, spec.regex, std::move(re), std::move(groups)));
+}
+
+// ------------------------------------------------------------------- /proc ---
+
+// The fields of /proc/<pid>/stat a tree sample needs (proc(5) numbering).
+struct ProcStat {
+  int pid = 0;
+  int ppid = 0;             // 4
+  int pgrp = 0;             // 5
+  char state = '?';         // 3
+  long long cpu_ticks = 0;  // 14-17: utime + stime + cutime + cstime
+  long long threads = 0;    // 20
+  long long rss_pages = 0;  // 24
+};
+
+std::optional<ProcStat> read_stat(int proc_fd, int pid) {
+  char path[32];
+  std::snprintf(path, sizeof path, "%d/stat", pid);
+  int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // exited between readdir and open
+  char buf[1024];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buf[n] = '\0';
+  // The command name sits in parentheses and may itself hold ") ".
+  char* p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ') return std::nullopt;
+  p += 2;
+  ProcStat s;
+  s.pid = pid;
+  s.state = *p;
+  long long field[25] = {};
+  int idx = 3;
+  for (char* q = p; *q && idx <= 24; ++idx) {
+    while (*q == ' ') ++q;
+    if (idx != 3) field[idx] = std::strtoll(q, nullptr, 10);
+    while (*q && *q != ' ' && *q != '\n') ++q;
+  }
+  if (idx <= 24) return std::nullopt;
+  s.ppid = static_cast<int>(field[4]);
+  s.pgrp = static_cast<int>(field[5]);
+  s.cpu_ticks = field[14] + field[15] + field[16] + field[17];
+  s.threads = field[20];
+  s.rss_pages = field[24];
+  return s;
+}
+
+}  // namespace
+
+// The trial's processes are the descendants of root_pid (by parent id) plus
+// the members of its process group (the launcher makes root_pid a group
+// leader): a daemonised helper re-parented to init stays in the group, a
+// child that called setsid() stays a descendant. exec::sample_group reads
+// the group only, counts no threads and reads every process on the host on
+// every call; this sampler needs the tree and runs for a whole soak.
+//
+// Cost. Reading /proc/<pid>/stat costs 5-12 us per process, and an NPU host
+// with 192 cores has a few thousand processes and kernel threads: a full
+// scan per sample would cost about 1 % of a core at 1 Hz. Only the first
+// sample of a trial scans everything. Later ones read the stat of the known
+// members and of pids that are new since the previous scan, and skip pids
+// already seen as outsiders: an outsider does not become a member
+// (re-parenting goes to an ancestor subreaper or init, never into a tree the
+// process was not in; joining the trial's process group takes a deliberate
+// setpgid), and pids are handed out cyclically, so a pid is reused only
+// after the kernel has gone through pid_max others: its death shows in a
+// scan long before, and the reused pid is new to the next one.
+//
+// RSS is summed over processes, as the launcher's peak_rss_mb is: pages
+// shared between forked workers count once per process. CPU includes the
+// reaped children's time (cutime/cstime) so that a worker exiting between
+// two samples moves its CPU time to its parent instead of losing it.
+class ProcTreeSampler final : public Sampler {
+ public:
+  std::string_view name() const override { return "proc"; }
+
+  Expected<std::vector<Reading>> sample(int root_pid) override {
+    return guarded([&]() -> Expected<std::vector<Reading>> { return sample_tree(root_pid); });
+  }
+
+ private:
+  Expected<std::vector<Reading>> sample_tree(int root_pid) {
+    if (root_pid <= 0) return Error::harness(fmt::format("{} is not a process id", root_pid));
+    static const long page_bytes = ::sysconf(_SC_PAGESIZE);
+    static const long ticks_per_s = ::sysconf(_SC_CLK_TCK);
+    if (root_pid != m_root_pid) {  // another trial: nothing known about its tree yet
+      m_root_pid = root_pid;
+      m_outsiders.clear();
+      m_has_previous = false;
+    }
+
+    int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc_fd < 0) return Error::harness(fmt::format("cannot open /proc: {}", std::strerror(errno)));
+    DIR* dir = ::fdopendir(proc_fd);
+    if (!dir) {
+      ::close(proc_fd);
+      return Error::harness(fmt::format("cannot read /proc: {}", std::strerror(errno)));
+    }
+    std::vector<int> outsiders;  // of this scan: previous outsiders still alive, then new ones
+    std::vector<ProcStat> read;  // candidates: previous members and new pids
+    while (auto* e = ::readdir(dir)) {
+      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+      int pid = std::atoi(e->d_name);
+      if (std::binary_search(m_outsiders.begin(), m_outsiders.end(), pid)) {
+        outsiders.push_back(pid);
+        continue;
+      }
+      if (auto st = read_stat(proc_fd, pid)) read.push_back(*st);  // a pid that just exited is skipped
+    }
+    ::closedir(dir);  // closes proc_fd too
+    const auto now = std::chrono::steady_clock::now();
+
+    // Members: root_pid, its process group, and everything below them.
+    std::unordered_map<int, std::vector<std::size_t>> children;
+    for (std::size_t i = 0; i < read.size(); ++i) children[read[i].ppid].push_back(i);
+    std::vector<char> member(read.size(), 0);
+    std::vector<std::size_t> queue;
+    for (std::size_t i = 0; i < read.size(); ++i)
+      if (read[i].pid == root_pid || read[i].pgrp == root_pid) {
+        member[i] = 1;
+        queue.push_back(i);
+      }
+    while (!queue.empty()) {
+      auto i = queue.back();
+      queue.pop_back();
+      auto it = children.find(read[i].pid);
+      if (it == children.end()) continue;
+      for (auto c : it->second)
+        if (!member[c]) {
+          member[c] = 1;
+          queue.push_back(c);
+        }
+    }
+
+    long long rss_pages = 0, threads = 0, cpu_ticks = 0;
+    int members = 0;
+    for (std::size_t i = 0; i < read.size(); ++i) {
+      if (!member[i]) {
+        outsiders.push_back(read[i].pid);
+        continue;
+      }
+      ++members;
+      cpu_ticks += read[i].cpu_ticks;      // a zombie still holds its CPU time until reaped
+      if (read[i].state == 'Z') continue;  // but no memory and no running threads
+      rss_pages += read[i].rss_pages;
+      threads += read[i].threads;
+    }
+    std::sort(outsiders.begin(), outsiders.end());
+    m_outsiders = std::move(outsiders);
+
+    // The trial has ended (and been reaped) between two samples: nothing to
+    // report, and nothing wrong with the sampler either.
+    if (members == 0) return std::vector<Reading>{};
+
+    std::vector<Reading> out;
+    out.push_back(
+        {"host.rss_mb", static_cast<double>(rss_pages) * static_cast<double>(page_bytes) / (1024.0 * 1024.0)});
+    const double cpu_s = static_cast<double>(cpu_ticks) / static_cast<double>(ticks_per_s);
+    if (m_has_previous) {
+      const double wall_s = std::chrono::duration<double>(now - m_previous_time).count();
+      // Below a millisecond the clock-tick resolution (10 ms) makes the ratio meaningless.
+      if (wall_s >= 1e-3) out.push_back({"host.cpu_pct", std::max(0.0, 100.0 * (cpu_s - m_previous_cpu_s) / wall_s)});
+    }
+    out.push_back({"host.threads", static_cast<double>(threads)});
+    m_has_previous = true;
+    m_previous_cpu_s = cpu_s;
+    m_previous_time = now;
+    return out;
+  }
+
+  int m_root_pid = 0;
+  std::vector<int> m_outsiders;  // sorted pids seen at the previous scan that are not in the tree
+  bool m_has_previous = false;
+  double m_previous_cpu_s = 0;
+  std::chrono::steady_clock::time_point m_previous_time;
+};
+
+const std::vector<std::string>& sampler_kinds() {
+  static const std::vector<std::string> k_kinds = {"proc", "npu-smi", "nvidia-smi", "command"};
+  return k_kinds;
+}
+
+Expected<std::unique_ptr<Sampler>> make_sampler(const SamplerSpec& spec) {
+  if (spec.kind == "proc") return std::unique_ptr<Sampler>(std::make_unique<ProcTreeSampler>());
+  if (spec.kind == "npu-smi") return std::unique_ptr<Sampler>(std::make_unique<NpuSmiSampler>());
+  if (spec.kind == "nvidia-smi") return std::unique_ptr<Sampler>(std::make_unique<NvidiaSmiSampler>());
+  if (spec.kind == "command") return make_command_sampler(spec);
+  return Error::input(fmt::format("unknown sampler '{}'{}; available: {}", spec.kind,
+                                  util::did_you_mean(spec.kind, sampler_kinds()), util::join(sampler_kinds(), ", ")));
+}
+
+}  // namespace perfgate::sampling

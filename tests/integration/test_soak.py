@@ -1,0 +1,273 @@
+"""perfgate soak, soak-report and checklist through the real binary.
+
+perfgate-sim's fault knobs prove the analysis: a flat run has no finding, a
+leak is measured at its injected rate, a staircase slowdown is found where
+and as large as it was injected, stalls are counted, a hang is a failed
+trial with its process group killed. Durations are seconds, not hours: the
+same code paths, shorter windows.
+"""
+
+import json
+import os
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from support import PERFGATE_BIN, PerfgateTestCase, flow_list, marked_pids, wait_until
+
+SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
+
+
+class SoakTestCase(PerfgateTestCase):
+    def sim(self):
+        """perfgate-sim under a name carrying the test's marker, so leftovers can be found."""
+        link = self.tmp / "bin" / f"sim-{self.marker}"
+        if not link.exists():
+            os.symlink(SIM, link)
+        return str(link)
+
+    def soak(self, args, duration, window="1s", extra=(), tag="soak", samplers="[proc]"):
+        argv = [self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
+                "--seconds", "{duration_s}", *args]
+        suite = self.write_suite(f"""\
+suite: soak-it
+defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: {samplers}, sample_interval: 250ms}}
+workloads:
+  - name: sim
+    command: {flow_list(argv)}
+""", name=f"soak-{len(list(self.tmp.glob('soak-*.yaml')))}.yaml")
+        r = self.perfgate("soak", suite, "--duration", duration, "--window", window, "--tag", tag, *extra,
+                          timeout=300)
+        return r
+
+    def report(self, run="latest", window="1s"):
+        r = self.perfgate("soak-report", run, "--format", "json", "--window", window)
+        self.assertExit(r, 0, "soak-report")
+        return json.loads(r.stdout)
+
+    @staticmethod
+    def metric(trial, name):
+        for m in trial["metrics"]:
+            if m["metric"] == name:
+                return m
+        raise AssertionError(f"no {name} in {[m['metric'] for m in trial['metrics']]}")
+
+    @staticmethod
+    def findings(trial, kind=None):
+        return [f for f in trial["findings"] if kind is None or f["kind"] == kind]
+
+
+class SoakRuns(SoakTestCase):
+    def test_flat_run_has_no_finding(self):
+        # Steps of ~50 ms: a scheduler hiccup of a loaded 2-core machine stays
+        # well below the 3x that makes a stall.
+        r = self.soak(["--layers", "16"], "12s")
+        self.assertExit(r, 0, "soak")
+        rep = self.report()
+        (trial,) = rep["trials"]
+        self.assertEqual(trial["status"], "ok", "a soak trial still running at its deadline is ok")
+        self.assertGreaterEqual(trial["wall_s"], 11.5)
+        self.assertLess(trial["wall_s"], 20)
+        self.assertEqual(trial["findings"], [], json.dumps(trial, indent=1))
+        step = self.metric(trial, "step_time_ms")
+        self.assertGreaterEqual(step["windows"], 10)
+        self.assertIn("finding", r.stdout + "no findings")  # the table was printed at the end
+        self.assertIn("no findings", r.stdout)
+
+    def test_leak_is_memory_growth_at_the_injected_rate(self):
+        kb_per_step = 100
+        r = self.soak(["--leak-kb-per-step", str(kb_per_step)], "10s")
+        self.assertExit(r, 0, "soak")
+        (trial,) = self.report()["trials"]
+        steps_per_s = trial["steps"] / trial["wall_s"]
+        injected_mb_per_h = kb_per_step / 1024 * steps_per_s * 3600
+        growth = self.findings(trial, "memory_growth")
+        self.assertTrue(growth, json.dumps(trial, indent=1))
+        # The workload's own RSS series and the proc sampler's both show it.
+        by_metric = {f["metric"]: f["value"] for f in growth}
+        self.assertIn("host.rss_mb", by_metric)
+        for name, rate in by_metric.items():
+            self.assertAlmostEqual(rate / injected_mb_per_h, 1.0, delta=0.2,
+                                   msg=f"{name}: {rate:.0f} MB/h measured, {injected_mb_per_h:.0f} MB/h injected")
+
+    def test_staircase_is_found_where_and_as_large_as_injected(self):
+        # 2x the compute: large against what a loaded 2-core machine does to step times on its own.
+        r = self.soak(["--slowdown-at-s", "9", "--slowdown-factor", "2"], "20s")
+        self.assertExit(r, 0, "soak")
+        (trial,) = self.report()["trials"]
+        self.assertTrue([f for f in self.findings(trial, "staircase") if f["metric"] == "step_time_ms"],
+                        json.dumps(trial, indent=1))
+        # The injected step, within one window of where it was put (the sim's clock
+        # starts with its first step, shortly after the process), and about its size.
+        steps = self.metric(trial, "step_time_ms")["staircase"]
+        near = [s for s in steps if abs(s["t_s"] - 9) <= 1.5]
+        self.assertEqual(len(near), 1, steps)
+        self.assertGreater(near[0]["change_pct"], 30, near)
+        self.assertLess(near[0]["change_pct"], 150, near)
+
+    def test_stalls_are_counted(self):
+        r = self.soak(["--stall-every", "40", "--stall-ms", "150"], "8s")
+        self.assertExit(r, 0, "soak")
+        (trial,) = self.report()["trials"]
+        stalls = self.findings(trial, "stalls")
+        self.assertEqual(len(stalls), 1, json.dumps(trial, indent=1))
+        expected = trial["steps"] // 40
+        counted = self.metric(trial, "step_time_ms")["stalls"]
+        self.assertGreaterEqual(counted, expected * 0.7, f"{counted} stalls counted, about {expected} injected")
+        self.assertLessEqual(counted, expected * 1.3 + 1)
+        self.assertTrue(stalls[0]["evidence"], "each stall comes with its time and value")
+        # A busy machine adds stalls of its own; the injected ones are among the evidence.
+        self.assertGreaterEqual(max(e["value"] for e in stalls[0]["evidence"]), 150)
+
+    def test_hang_is_a_failed_trial_and_its_group_is_killed(self):
+        started = time.monotonic()
+        r = self.soak(["--hang-at-step", "30"], "60s", extra=("--hang-after", "3s"))
+        took = time.monotonic() - started
+        self.assertExit(r, 3, "the only trial failed")
+        self.assertLess(took, 30, "the hang was ended long before the duration")
+        (trial,) = self.report()["trials"]
+        self.assertEqual(trial["status"], "failed")
+        self.assertIn("hang: no step record for 3 s", trial["error"])
+        hangs = self.findings(trial, "hang")
+        self.assertEqual(len(hangs), 1)
+        self.assertGreater(hangs[0]["value"], 0, "the time of the last step is the evidence")
+        self.assertNoMarkedProcesses(grace_s=3)
+
+    def test_deadline_reaches_the_workload_and_it_is_stopped_at_the_end(self):
+        suite = self.write_suite(f"""\
+suite: deadline
+defaults: {{repeats: 1}}
+workloads:
+  - name: w
+    command: {self.command("deadline.py", "--deadline-arg", "{deadline}", "--duration-arg", "{duration_s}")}
+""")
+        r = self.perfgate("soak", suite, "--duration", "3s", "-q", timeout=60)
+        self.assertExit(r, 0, "soak")
+        rows = self.query("SELECT started_at, wall_s, status, log_dir FROM trials")
+        (started, wall, status, log_dir), = rows
+        self.assertEqual(status, "ok")
+        self.assertGreaterEqual(wall, 2.9)
+        self.assertLess(wall, 10)
+        seen = json.loads((Path(log_dir) / "stdout.log").read_text().splitlines()[0])
+        self.assertAlmostEqual(float(seen["deadline_env"]), started + 3, delta=1.0)
+        self.assertAlmostEqual(float(seen["deadline_arg"]), started + 3, delta=1.0)
+        self.assertEqual(seen["duration_arg"], "3")
+
+    def test_bad_soak_options(self):
+        suite = self.write_suite("suite: s\nworkloads:\n  - name: w\n    command: [true]\n")
+        r = self.perfgate("soak", suite, "--duration", "soon")
+        self.assertExit(r, 2)
+        self.assertIn("--duration", r.stderr)
+        r = self.perfgate("soak-report", "99")
+        self.assertExit(r, 2)
+
+
+class Checklists(SoakTestCase):
+    CHECKLIST = """\
+checklist: it
+items:
+  - name: graph beats eager
+    check: ratio
+    metric: throughput
+    numerator: {{graph_mode: graph}}
+    denominator: {{graph_mode: eager}}
+    at_least: {ratio}
+  - name: data keeps up
+    check: data_share
+    at_most: 0.5
+  - name: compile bounded
+    check: first_step
+    at_most: 60s
+  - name: all ok
+    check: all_trials_ok
+  - name: memory flat in the soak
+    check: memory_growth
+    run: latest:soak
+    at_most: 50
+  - name: no hangs in the soak
+    check: hangs
+    run: latest:soak
+  - name: scaling
+    check: scaling
+    at_least: 0.1
+"""
+
+    def perf_run(self):
+        argv = [self.sim(), "--graph-mode", "{graph_mode}", "--ranks", "1", "--steps", "15"]
+        suite = self.write_suite(f"""\
+suite: perf
+defaults: {{repeats: 2, warmup: {{steps: 3}}}}
+workloads:
+  - name: sim
+    command: {flow_list(argv)}
+    matrix: {{graph_mode: [eager, graph]}}
+""", name="perf.yaml")
+        self.assertExit(self.perfgate("run", suite, "--tag", "perf", "-q", timeout=300), 0, "run")
+
+    def checklist(self, ratio=1.05):
+        return self.write_suite(self.CHECKLIST.format(ratio=ratio), name="checklist.yaml")
+
+    def test_pass_fail_and_not_evaluable(self):
+        self.perf_run()
+        self.assertExit(self.soak(["--leak-kb-per-step", "200"], "6s"), 0, "soak")
+        md, junit = self.tmp / "c.md", self.tmp / "c.xml"
+        r = self.perfgate("checklist", self.checklist(), "--run", "latest:perf", "--format", "json", "--window", "1s",
+                          "--markdown", md, "--junit", junit)
+        self.assertExit(r, 1, "the leak fails the memory item")
+        res = json.loads(r.stdout)
+        status = {i["name"]: i for i in res["items"]}
+        self.assertEqual(status["graph beats eager"]["status"], "pass", status["graph beats eager"])
+        self.assertGreater(status["graph beats eager"]["measured"], 1.05)
+        self.assertEqual(status["data keeps up"]["status"], "pass")
+        self.assertEqual(status["compile bounded"]["status"], "pass")
+        self.assertLess(status["compile bounded"]["measured"], 60000)
+        self.assertEqual(status["all ok"]["status"], "pass")
+        self.assertEqual(status["memory flat in the soak"]["status"], "fail")
+        self.assertGreater(status["memory flat in the soak"]["measured"], 50)
+        self.assertIn("host.rss_mb", status["memory flat in the soak"]["evidence"])
+        self.assertEqual(status["no hangs in the soak"]["status"], "pass")
+        self.assertEqual(status["scaling"]["status"], "not-evaluable")
+        self.assertIn("ranks", status["scaling"]["evidence"])
+        self.assertEqual((res["passed"], res["failed"], res["not_evaluable"]), (5, 1, 1))
+        self.assertTrue(md.read_text().startswith("❌ **perfgate checklist** — FAIL"))
+        suite = ET.parse(junit).getroot().find("testsuite")
+        self.assertEqual(suite.get("failures"), "1")
+        self.assertEqual(suite.get("skipped"), "1")
+
+    def test_strict_fails_what_cannot_be_evaluated(self):
+        self.perf_run()
+        # No soak run exists: the soak items are not evaluable, and say why.
+        r = self.perfgate("checklist", self.checklist(), "--run", "latest", "--format", "json")
+        self.assertExit(r, 0, "not evaluable is not a failure by default")
+        res = json.loads(r.stdout)
+        soak_items = [i for i in res["items"] if "soak" in i["name"]]
+        self.assertTrue(all(i["status"] == "not-evaluable" for i in soak_items))
+        self.assertIn("no run tagged 'soak'", soak_items[0]["evidence"])
+        r = self.perfgate("checklist", self.checklist(), "--run", "latest", "--strict")
+        self.assertExit(r, 1)
+        self.assertIn("--strict", r.stdout)
+
+    def test_a_failed_ratio_exits_1(self):
+        self.perf_run()
+        r = self.perfgate("checklist", self.checklist(ratio=100), "--run", "latest:perf")
+        self.assertExit(r, 1)
+        self.assertRegex(r.stdout, r"fail\s+graph beats eager")
+
+    def test_bad_checklists_name_item_and_line(self):
+        self.perf_run()
+        cases = {
+            "items:\n  - name: a\n    check: ratoi\n": ("checklist.yaml:3:12", "did you mean 'ratio'"),
+            "items:\n  - name: a\n    check: data_share\n    at_mots: 0.1\n": ("checklist.yaml:4:5", "unknown key 'at_mots'"),
+            "items:\n  - name: a\n    check: data_share\n    at_most: lots\n": ("checklist.yaml:4:14", "item 'a': at_most must be a number"),
+            "items:\n  - name: a\n    check: ratio\n    at_least: 2\n": ("checklist.yaml:2:5", "numerator and denominator"),
+            "items: []\n": ("checklist.yaml:1:8", "non-empty list"),
+        }
+        for text, (where, what) in cases.items():
+            p = self.write_suite(text, name="checklist.yaml")
+            r = self.perfgate("checklist", p, "--run", "latest")
+            self.assertExit(r, 2, text)
+            self.assertIn(where, r.stderr, text)
+            self.assertIn(what, r.stderr, text)
+        r = self.perfgate("checklist", self.checklist(), "--run", "77")
+        self.assertExit(r, 2)
+        self.assertIn("no run 77", r.stderr)

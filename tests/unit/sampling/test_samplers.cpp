@@ -1,0 +1,404 @@
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/sampling/sampler.hpp"
+#include "tests/unit/support/temp_dir.hpp"
+
+namespace s = perfgate::sampling;
+namespace test = perfgate::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<double> value(const std::vector<s::Reading>& r, const std::string& metric) {
+  auto it = std::find_if(r.begin(), r.end(), [&](const s::Reading& x) { return x.metric == metric; });
+  if (it == r.end()) return std::nullopt;
+  return it->value;
+}
+
+std::string data_path(const std::string& name) { return std::string(PERFGATE_TEST_DATA) + "/sampling/" + name; }
+std::string fakes_dir() { return std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fakes"; }
+
+// Sets an environment variable for one test and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+std::string path_with(const std::string& dir) {
+  const char* old = std::getenv("PATH");
+  return dir + ":" + (old ? old : "/usr/bin:/bin");
+}
+
+void write_script(const fs::path& p, const std::string& body) {
+  test::write_file(p, "#!/bin/sh\n" + body);
+  fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+}
+
+std::unique_ptr<s::Sampler> make(const s::SamplerSpec& spec) {
+  auto made = s::make_sampler(spec);
+  INFO((made ? std::string() : made.error().message));
+  REQUIRE(made);
+  return std::move(*made);
+}
+
+s::SamplerSpec spec_of(const std::string& kind, std::vector<std::string> command = {}, const std::string& regex = "",
+                       std::map<std::string, std::string> metric_names = {}, const std::string& name = "") {
+  s::SamplerSpec spec;
+  spec.kind = kind;
+  spec.command = std::move(command);
+  spec.regex = regex;
+  spec.metric_names = std::move(metric_names);
+  spec.name = name;
+  return spec;
+}
+
+std::unique_ptr<s::Sampler> make(const std::string& kind) { return make(spec_of(kind)); }
+
+// A child process leading its own group, killed with its group at the end.
+class Child {
+ public:
+  explicit Child(const std::vector<const char*>& argv) {
+    m_pid = ::fork();
+    REQUIRE(m_pid >= 0);
+    if (m_pid == 0) {
+      ::setpgid(0, 0);
+      std::vector<char*> args;
+      for (auto a : argv) args.push_back(const_cast<char*>(a));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    ::setpgid(m_pid, m_pid);  // also from here, so the group exists before the test reads it
+  }
+  ~Child() {
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    ::waitpid(m_pid, &status, 0);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  int pid() const { return m_pid; }
+
+ private:
+  pid_t m_pid = -1;
+};
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+TEST_CASE("sampler kinds and unknown kinds", "[sampling]") {
+  CHECK(s::sampler_kinds() == std::vector<std::string>{"proc", "npu-smi", "nvidia-smi", "command"});
+  for (const auto& k : {"proc", "npu-smi", "nvidia-smi"}) {
+    auto made = s::make_sampler(spec_of(k));
+    REQUIRE(made);
+    CHECK((*made)->name() == k);
+  }
+  auto bad = s::make_sampler(spec_of("npu_smi"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().kind == perfgate::ErrorKind::Input);
+  CHECK_THAT(bad.error().message, Catch::Contains("unknown sampler 'npu_smi'") && Catch::Contains("npu-smi"));
+}
+
+TEST_CASE("proc sampler: a sleeping child has memory and a thread; CPU from the second sample", "[sampling]") {
+  Child child({"/bin/sleep", "30"});
+  auto sampler = make("proc");
+  auto first = sampler->sample(child.pid());
+  REQUIRE(first);
+  REQUIRE(value(*first, "host.rss_mb"));
+  CHECK(*value(*first, "host.rss_mb") > 0);
+  CHECK(value(*first, "host.threads") >= 1);
+  CHECK_FALSE(value(*first, "host.cpu_pct"));  // no interval yet
+  sleep_ms(50);
+  auto second = sampler->sample(child.pid());
+  REQUIRE(second);
+  REQUIRE(value(*second, "host.cpu_pct"));
+  CHECK(*value(*second, "host.cpu_pct") >= 0);
+  CHECK(*value(*second, "host.cpu_pct") < 50);  // sleep(1) does not spin
+}
+
+TEST_CASE("proc sampler: a busy child shows CPU use", "[sampling]") {
+  Child child({"/bin/sh", "-c", "while :; do :; done"});
+  auto sampler = make("proc");
+  REQUIRE(sampler->sample(child.pid()));
+  sleep_ms(400);
+  auto r = sampler->sample(child.pid());
+  REQUIRE(r);
+  REQUIRE(value(*r, "host.cpu_pct"));
+  CHECK(*value(*r, "host.cpu_pct") > 20);  // ~100 on an idle core; loose for busy CI machines
+  CHECK(*value(*r, "host.cpu_pct") < 150);
+}
+
+TEST_CASE("proc sampler: the whole tree counts, children born after the first sample too", "[sampling]") {
+  Child child({"/bin/sh", "-c", "/bin/sleep 0.3; /bin/sleep 30 & /bin/sleep 30 & wait"});
+  auto sampler = make("proc");
+  auto first = sampler->sample(child.pid());
+  REQUIRE(first);
+  CHECK(value(*first, "host.threads") <= 2);  // sh and the short sleep at most
+  double threads = 0, rss_mb = 0;
+  for (int i = 0; i < 300 && threads != 3; ++i) {
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    threads = value(*r, "host.threads").value_or(0);
+    rss_mb = value(*r, "host.rss_mb").value_or(0);
+    sleep_ms(10);
+  }
+  CHECK(threads == 3);  // sh and two sleeps, one thread each
+  CHECK(rss_mb > 0);
+}
+
+TEST_CASE("proc sampler: a process that is gone gives no readings, a bad pid an error", "[sampling]") {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  auto sampler = make("proc");
+  auto r = sampler->sample(pid);
+  REQUIRE(r);
+  CHECK(r->empty());
+  auto bad = sampler->sample(0);
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("0 is not a process id"));
+}
+
+TEST_CASE("npu-smi sampler reads the fake npu-smi", "[sampling]") {
+  test::TempDir tmp("npusmi");
+  ScopedEnv path("PATH", path_with(fakes_dir()));
+  ScopedEnv counter("PERFGATE_FAKE_NPU_SMI_COUNTER", (tmp / "count").string());
+  auto sampler = make("npu-smi");
+
+  SECTION("fixed output: the readings of the table") {
+    ScopedEnv fixed("PERFGATE_FAKE_NPU_SMI_FIXED", "1");
+    auto r = sampler->sample(::getpid());
+    REQUIRE(r);
+    auto expected = s::parse_npu_smi_info(test::read_file(data_path("npu_smi_info_910B2C_with_procs.txt")));
+    REQUIRE(r->size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK((*r)[i].metric == expected[i].metric);
+      CHECK((*r)[i].value == expected[i].value);
+    }
+  }
+  SECTION("eight cards, HBM use changing from call to call") {
+    ScopedEnv info("PERFGATE_FAKE_NPU_SMI_INFO", "npu_smi_info_910B3_8card.txt");
+    auto a = sampler->sample(::getpid());
+    auto b = sampler->sample(::getpid());
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(value(*a, "device.7.hbm_used_mb"));
+    REQUIRE(value(*b, "device.7.hbm_used_mb"));
+    CHECK(value(*a, "device.7.hbm_used_mb") != value(*b, "device.7.hbm_used_mb"));
+    CHECK(*value(*b, "device.7.hbm_used_mb") >= 58765);
+    CHECK(value(*a, "device.7.power_w") == 352.5);
+  }
+}
+
+TEST_CASE("npu-smi sampler: missing binary, failure, unreadable output", "[sampling]") {
+  test::TempDir tmp("npusmi");
+  auto sampler = make("npu-smi");
+  SECTION("not on PATH") {
+    ScopedEnv path("PATH", tmp.str());
+    auto r = sampler->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("npu-smi not found on PATH"));
+  }
+  SECTION("exits with an error") {
+    write_script(tmp / "npu-smi", "echo 'dcmi module initialize failed. ret is -8005' >&2\nexit 1\n");
+    ScopedEnv path("PATH", path_with(tmp.str()));
+    auto r = sampler->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("`npu-smi info` failed"));
+  }
+  SECTION("prints something that is not a device table") {
+    write_script(tmp / "npu-smi", "echo\necho 'dcmi module initialize failed. ret is -8005'\necho second line\n");
+    ScopedEnv path("PATH", path_with(tmp.str()));
+    auto r = sampler->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("`npu-smi info`") &&
+                                      Catch::Contains("first line: 'dcmi module initialize failed. ret is -8005'"));
+  }
+}
+
+TEST_CASE("nvidia-smi sampler reads the fake nvidia-smi", "[sampling]") {
+  test::TempDir tmp("nvsmi");
+  auto sampler = make("nvidia-smi");
+  SECTION("two GPUs") {
+    ScopedEnv path("PATH", path_with(fakes_dir()));
+    ScopedEnv gpus("PERFGATE_FAKE_GPUS", "2");
+    ScopedEnv counter("PERFGATE_FAKE_NVIDIA_SMI_COUNTER", (tmp / "count").string());
+    auto r = sampler->sample(::getpid());
+    REQUIRE(r);
+    CHECK(value(*r, "device.0.util_pct") == 1);
+    CHECK(value(*r, "device.1.util_pct") == 11);
+    CHECK(value(*r, "device.0.memory_total_mb") == 97887);
+    CHECK(value(*r, "device.0.power_w") == 91.74);
+    CHECK(value(*r, "device.1.temp_c") == 36);
+    CHECK(value(*r, "device.0.sm_freq_mhz") == 2430);
+    REQUIRE(value(*r, "device.0.memory_used_mb"));
+    CHECK(*value(*r, "device.0.memory_used_mb") > 1533);
+  }
+  SECTION("a captured fixture printed by a one-line fake") {
+    write_script(tmp / "nvidia-smi", "exec cat '" + data_path("nvidia_smi_noheader_nounits_2gpu.txt") + "'\n");
+    ScopedEnv path("PATH", path_with(tmp.str()));
+    auto r = sampler->sample(::getpid());
+    REQUIRE(r);
+    CHECK(value(*r, "device.0.power_w") == 563.2);
+    CHECK_FALSE(value(*r, "device.1.power_w"));
+  }
+  SECTION("not on PATH") {
+    ScopedEnv path("PATH", tmp.str());
+    auto r = sampler->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("nvidia-smi not found on PATH"));
+  }
+  SECTION("no GPU in the output") {
+    write_script(tmp / "nvidia-smi", "echo 'No devices were found'\n");
+    ScopedEnv path("PATH", path_with(tmp.str()));
+    auto r = sampler->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message,
+               Catch::Contains("`nvidia-smi --query-gpu`") && Catch::Contains("first line: 'No devices were found'"));
+  }
+}
+
+TEST_CASE("command sampler: named groups feed metrics", "[sampling]") {
+  test::TempDir tmp("cmd");
+  write_script(tmp / "probe", "echo 'warming up'\necho 'queue=12 lat=3.5ms'\necho 'queue=99 lat=9ms'\n");
+  auto spec = spec_of("command", {(tmp / "probe").string()}, R"(queue=(?<queue_depth>\d+) lat=(?P<lat>[0-9.]+)ms)",
+                      {{"lat", "latency_ms"}}, "probe");
+  auto sampler = make(spec);
+  CHECK(sampler->name() == "probe");
+  auto r = sampler->sample(::getpid());
+  REQUIRE(r);
+  CHECK(r->size() == 2);
+  CHECK(value(*r, "queue_depth") == 12);  // the first line that matched
+  CHECK(value(*r, "latency_ms") == 3.5);  // renamed by metric_names
+}
+
+TEST_CASE("command sampler: plain groups by number, escapes and classes are not groups", "[sampling]") {
+  SECTION("metric_names maps group numbers") {
+    auto spec = spec_of("command", {"echo", "7 42"}, R"((\d+) (\d+))", {{"2", "second"}});
+    auto sampler = make(spec);
+    CHECK(sampler->name() == "echo");
+    auto r = sampler->sample(::getpid());
+    REQUIRE(r);
+    CHECK(r->size() == 1);
+    CHECK(value(*r, "second") == 42);
+  }
+  SECTION("the suite's metrics list (by number) names a named group too") {
+    auto spec = spec_of("command", {"echo", "a=1 b=2"}, R"(a=(?<a>\d) b=(\d))", {{"1", "first"}, {"2", "second"}});
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE(r);
+    CHECK(r->size() == 2);
+    CHECK(value(*r, "first") == 1);
+    CHECK(value(*r, "second") == 2);
+  }
+  SECTION("\\( [(] and (?: do not shift the group numbers") {
+    auto spec = spec_of("command", {"echo", "(1) (x2 y3"}, R"(\((?<a>\d)\) [(](?:x)(?<b>\d) (y)(?<c>\d))");
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE(r);
+    CHECK(value(*r, "a") == 1);
+    CHECK(value(*r, "b") == 2);
+    CHECK(value(*r, "c") == 3);
+  }
+  SECTION("a group that matched no number is left out") {
+    auto spec = spec_of("command", {"echo", "load: 0.52 state: busy"}, R"(load: (?<load>\S+) state: (?<state>\S+))");
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE(r);
+    CHECK(value(*r, "load") == 0.52);
+    CHECK_FALSE(value(*r, "state"));
+  }
+}
+
+TEST_CASE("command sampler over the fake npu-smi's key/value output", "[sampling]") {
+  ScopedEnv path("PATH", path_with(fakes_dir()));
+  // The first Temperature(C) line is the chip's (46); the MCU's (38) comes later.
+  auto spec = spec_of("command", {"npu-smi", "info", "-t", "common", "-i", "3"},
+                      R"(^\s*(?:Temperature\(C\)\s*:\s*(?<temp_c>\d+)|NPU ID\s*:\s*(?<npu>\d+)))",
+                      {{"temp_c", "device.3.temp_c"}});
+  auto r = make(spec)->sample(::getpid());
+  REQUIRE(r);
+  CHECK(value(*r, "device.3.temp_c") == 46);
+  CHECK(value(*r, "npu") == 3);  // the fake answers as the NPU asked for
+}
+
+TEST_CASE("command sampler: suite mistakes are input errors", "[sampling]") {
+  auto error_of = [](std::vector<std::string> command, const std::string& regex,
+                     std::map<std::string, std::string> metric_names = {}) {
+    auto made = s::make_sampler(spec_of("command", std::move(command), regex, std::move(metric_names)));
+    REQUIRE_FALSE(made);
+    CHECK(made.error().kind == perfgate::ErrorKind::Input);
+    return made.error().message;
+  };
+  CHECK_THAT(error_of({}, "(?<a>x)"), Catch::Contains("'command'"));
+  CHECK_THAT(error_of({"echo"}, ""), Catch::Contains("'regex' is missing"));
+  CHECK_THAT(error_of({"echo"}, "(?<a>[0-9"), Catch::Contains("does not compile"));
+  CHECK_THAT(error_of({"echo"}, R"((\d+))"), Catch::Contains("feeds no metric"));
+  CHECK_THAT(error_of({"echo"}, R"((?<latency>\d+))", {{"latncy", "x"}}),
+             Catch::Contains("'latncy'") && Catch::Contains("did you mean 'latency'"));
+  CHECK_THAT(error_of({"echo"}, R"((\d+))", {{"1", "a"}, {"2", "b"}}),
+             Catch::Contains("group 2") && Catch::Contains("has 1 group"));
+  CHECK_THAT(error_of({"echo"}, R"((?<a>\d)(?<a>\d))"), Catch::Contains("used twice"));
+  CHECK_THAT(error_of({"echo"}, R"((?<a>\d)(?P=a))"), Catch::Contains("not supported"));
+  CHECK_THAT(error_of({"echo"}, R"((?<1a>\d))"), Catch::Contains("not a valid group name"));
+
+  // With a source location (a suite file), messages start with it.
+  auto spec = spec_of("command", {"echo"}, "(");
+  spec.loc.file = "suites/x.yaml";
+  spec.loc.line = 12;
+  spec.loc.column = 9;
+  auto made = s::make_sampler(spec);
+  REQUIRE_FALSE(made);
+  CHECK_THAT(made.error().message, Catch::StartsWith(spec.loc.str() + ": command sampler 'echo'"));
+}
+
+TEST_CASE("command sampler: missing program and unmatched output are errors naming them", "[sampling]") {
+  SECTION("missing program") {
+    auto spec = spec_of("command", {"perfgate-no-such-tool"}, R"((?<a>\d+))", {}, "probe");
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("perfgate-no-such-tool not found on PATH"));
+  }
+  SECTION("output without a match") {
+    auto spec = spec_of("command", {"echo", "nothing to see"}, R"(value=(?<a>\d+))");
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("`echo nothing to see`") && Catch::Contains("value=(?<a>\\d+)") &&
+                                      Catch::Contains("first line: 'nothing to see'"));
+  }
+  SECTION("a program that fails") {
+    auto spec = spec_of("command", {"false"}, R"((?<a>\d+))");
+    auto r = make(spec)->sample(::getpid());
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("`false` failed"));
+  }
+}
