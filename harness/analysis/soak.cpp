@@ -35,135 +35,191 @@ std::string hms(double s) {
   return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
 }
 
-}  // namespace
+// Analyses one series as it streams past: windows are summarised as they
+// close, stalls are found chunk by chunk (with the rolling window's context on
+// both sides, so the result equals a pass over the whole series), and only
+// per-window numbers are kept. Memory stays bounded for 72-hour soaks.
+class SeriesAnalyzer {
+ public:
+  SeriesAnalyzer(std::string metric, std::string unit, const SoakAnalysisOptions& opt)
+      : m_opt(opt), m_time_metric(is_time_metric(metric)) {
+    m_m.metric = std::move(metric);
+    m_m.unit = std::move(unit);
+    m_m.memory = model::is_memory_metric(m_m.metric);
+  }
 
-MetricTrend analyse_series(const std::string& metric, const std::string& unit, const std::vector<double>& t_s,
-                           const std::vector<double>& values, const SoakAnalysisOptions& opt,
-                           std::vector<Finding>& findings) {
-  MetricTrend m;
-  m.metric = metric;
-  m.unit = unit;
-  m.memory = model::is_memory_metric(metric);
-  m.samples = static_cast<long long>(values.size());
-
-  // NaN / Inf: in the loss they are a finding of their own; elsewhere they are left out.
-  std::vector<double> t, y;
-  t.reserve(values.size());
-  y.reserve(values.size());
-  Evidence first_bad{};
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (std::isfinite(values[i])) {
-      t.push_back(t_s[i]);
-      y.push_back(values[i]);
-    } else if (m.non_finite++ == 0) {
-      first_bad = {t_s[i], values[i], fmt::format("sample {}", i)};
+  void feed(double t, double v) {
+    ++m_m.samples;
+    if (!std::isfinite(v)) {
+      if (m_m.non_finite++ == 0) m_first_bad = {t, v, fmt::format("sample {}", m_m.samples - 1)};
+      return;
+    }
+    if (m_m.metric == "loss") return;  // only its NaNs matter
+    double start = std::floor(t / m_opt.window_s) * m_opt.window_s;
+    if (!m_window.empty() && start != m_window_start) close_window();
+    m_window_start = start;
+    m_window.push_back(v);
+    if (m_time_metric) {
+      m_buf_t.push_back(t);
+      m_buf_v.push_back(v);
+      if (m_buf_base + m_buf_v.size() >= m_core + k_chunk + k_half) stall_chunk(false);
     }
   }
-  if (metric == "loss") {
-    if (m.non_finite > 0) {
-      Finding f{"nan_loss", metric, static_cast<double>(m.non_finite), "values",
-                fmt::format("{} NaN/Inf loss value(s), the first at {}", m.non_finite, hms(first_bad.t_s)), {first_bad}};
-      findings.push_back(std::move(f));
-    }
-    return m;
-  }
-  if (y.empty()) return m;
 
-  // Windows by time: the series is summarised per window so steps inside a
-  // window (autocorrelated) count once, and long soaks stay cheap.
-  std::vector<double> wt, wmed;
-  std::vector<double> jitter, cvs;
-  std::size_t i = 0;
-  while (i < y.size()) {
-    double start = std::floor(t[i] / opt.window_s) * opt.window_s;
-    std::size_t j = i;
-    while (j < y.size() && t[j] < start + opt.window_s) ++j;
-    std::span<const double> w(y.data() + i, j - i);
+  MetricTrend finish(std::vector<Finding>& findings) {
+    if (m_m.metric == "loss") {
+      if (m_m.non_finite > 0)
+        findings.push_back({"nan_loss", m_m.metric, static_cast<double>(m_m.non_finite), "values",
+                            fmt::format("{} NaN/Inf loss value(s), the first at {}", m_m.non_finite, hms(m_first_bad.t_s)),
+                            {m_first_bad}});
+      return m_m;
+    }
+    if (!m_window.empty()) close_window();
+    if (m_time_metric) stall_chunk(true);
+    if (m_wmed.empty()) return m_m;
+    m_m.windows = static_cast<int>(m_wmed.size());
+    m_m.first_window = m_wmed.front();
+    m_m.last_window = m_wmed.back();
+    if (!m_jitter.empty()) {
+      m_m.jitter_median = stats::median(m_jitter);
+      m_m.jitter_max = *std::max_element(m_jitter.begin(), m_jitter.end());
+      m_m.cv_median = stats::median(m_cvs);
+    }
+    trend(findings);
+    staircase(findings);
+    if (m_time_metric) stalls_and_jitter(findings);
+    return m_m;
+  }
+
+ private:
+  static constexpr std::size_t k_window_points = 51;  // rolling median of a stall's neighbourhood
+  static constexpr std::size_t k_half = k_window_points / 2;
+  static constexpr std::size_t k_chunk = 1 << 16;
+
+  void close_window() {
+    std::span<const double> w(m_window);
     double med = stats::median(w);
-    wt.push_back(start + opt.window_s / 2);
-    wmed.push_back(med);
+    m_wt.push_back(m_window_start + m_opt.window_s / 2);
+    m_wmed.push_back(med);
     if (w.size() >= 5 && med > 0) {
-      jitter.push_back(stats::quantile(w, 0.99) / med);
-      cvs.push_back(stats::cv(w));
+      m_jitter.push_back(stats::quantile(w, 0.99) / med);
+      m_cvs.push_back(stats::cv(w));
     }
-    i = j;
-  }
-  m.windows = static_cast<int>(wmed.size());
-  m.first_window = wmed.front();
-  m.last_window = wmed.back();
-  if (!jitter.empty()) {
-    m.jitter_median = stats::median(jitter);
-    m.jitter_max = *std::max_element(jitter.begin(), jitter.end());
-    m.cv_median = stats::median(cvs);
+    m_window.clear();
   }
 
-  if (wmed.size() >= 3) {
-    std::vector<double> hours(wt.size());
-    for (std::size_t k = 0; k < wt.size(); ++k) hours[k] = wt[k] / 3600.0;
-    auto ts = stats::theil_sen(hours, wmed);
-    m.slope_per_h = ts.slope;
-    m.slope_low_per_h = ts.low;
-    m.slope_high_per_h = ts.high;
+  // Stalls among points [m_core, m_core + k_chunk) (or to the end), given the
+  // buffer holds them with k_half points of context on each side where they exist.
+  void stall_chunk(bool last) {
+    std::size_t end = m_buf_base + m_buf_v.size();
+    std::size_t core_end = last ? end : std::min(end - k_half, m_core + k_chunk);
+    if (core_end <= m_core) return;
+    std::size_t from = m_core > k_half ? std::max(m_buf_base, m_core - k_half) : m_buf_base;
+    std::size_t to = last ? end : std::min(end, core_end + k_half);
+    std::span<const double> slice(m_buf_v.data() + (from - m_buf_base), to - from);
+    for (const auto& st : stats::find_stalls(slice, k_window_points, m_opt.stall_factor)) {
+      std::size_t g = from + st.index;
+      if (g < m_core || g >= core_end) continue;
+      ++m_m.stalls;
+      m_m.worst_stall_ratio = std::max(m_m.worst_stall_ratio, st.ratio);
+      if (m_stall_evidence.size() < 20)
+        m_stall_evidence.push_back({m_buf_t[g - m_buf_base], st.value, fmt::format("{:.1f}x the rolling median", st.ratio)});
+    }
+    m_core = core_end;
+    // Keep only the left context the next chunk needs.
+    std::size_t keep_from = m_core > k_half ? m_core - k_half : 0;
+    if (keep_from > m_buf_base) {
+      auto drop = static_cast<std::ptrdiff_t>(keep_from - m_buf_base);
+      m_buf_v.erase(m_buf_v.begin(), m_buf_v.begin() + drop);
+      m_buf_t.erase(m_buf_t.begin(), m_buf_t.begin() + drop);
+      m_buf_base = keep_from;
+    }
+  }
+
+  void trend(std::vector<Finding>& findings) {
+    if (m_wmed.size() < 3) return;
+    std::vector<double> hours(m_wt.size());
+    for (std::size_t k = 0; k < m_wt.size(); ++k) hours[k] = m_wt[k] / 3600.0;
+    auto ts = stats::theil_sen(hours, m_wmed);
+    m_m.slope_per_h = ts.slope;
+    m_m.slope_low_per_h = ts.low;
+    m_m.slope_high_per_h = ts.high;
     // Relative to where the run started: the median of its first windows.
-    std::size_t head = std::min<std::size_t>(3, wmed.size());
-    double level = stats::median(std::span<const double>(wmed.data(), head));
-    m.drift_pct_per_h = level != 0 ? ts.slope / std::fabs(level) * 100.0 : 0;
-    m.trend_p = stats::mann_kendall(wmed).p_value;
-    bool real = m.trend_p < opt.significance && (ts.low > 0 || ts.high < 0);
-    if (real && m.memory && ts.slope > opt.memory_mb_per_h) {
-      findings.push_back({"memory_growth", metric, ts.slope, "MB/h",
+    std::size_t head = std::min<std::size_t>(3, m_wmed.size());
+    double level = stats::median(std::span<const double>(m_wmed.data(), head));
+    m_m.drift_pct_per_h = level != 0 ? ts.slope / std::fabs(level) * 100.0 : 0;
+    m_m.trend_p = stats::mann_kendall(m_wmed).p_value;
+    bool real = m_m.trend_p < m_opt.significance && (ts.low > 0 || ts.high < 0);
+    const auto& wt = m_wt;
+    const auto& wmed = m_wmed;
+    if (real && m_m.memory && ts.slope > m_opt.memory_mb_per_h) {
+      findings.push_back({"memory_growth", m_m.metric, ts.slope, "MB/h",
                           fmt::format("{} grows {:.1f} MB/h (95% CI {:.1f} to {:.1f}; trend p {:.2g}): {:.1f} -> {:.1f} MB",
-                                      metric, ts.slope, ts.low, ts.high, m.trend_p, m.first_window, m.last_window),
+                                      m_m.metric, ts.slope, ts.low, ts.high, m_m.trend_p, m_m.first_window, m_m.last_window),
                           {{wt.front(), wmed.front(), "first window"}, {wt.back(), wmed.back(), "last window"}}});
-    } else if (real && !m.memory && std::fabs(m.drift_pct_per_h) > opt.drift_pct_per_h) {
-      findings.push_back({"drift", metric, m.drift_pct_per_h, "%/h",
-                          fmt::format("{} drifts {:+.2f} %/h (trend p {:.2g}): {} -> {} {}", metric, m.drift_pct_per_h,
-                                      m.trend_p, util::format_value(m.first_window), util::format_value(m.last_window), unit),
+    } else if (real && !m_m.memory && std::fabs(m_m.drift_pct_per_h) > m_opt.drift_pct_per_h) {
+      findings.push_back({"drift", m_m.metric, m_m.drift_pct_per_h, "%/h",
+                          fmt::format("{} drifts {:+.2f} %/h (trend p {:.2g}): {} -> {} {}", m_m.metric, m_m.drift_pct_per_h,
+                                      m_m.trend_p, util::format_value(m_m.first_window),
+                                      util::format_value(m_m.last_window), m_m.unit),
                           {{wt.front(), wmed.front(), "first window"}, {wt.back(), wmed.back(), "last window"}}});
     }
   }
 
   // Staircases: level shifts between windows, located by change points.
-  if (!m.memory && wmed.size() >= 8) {
+  void staircase(std::vector<Finding>& findings) {
+    if (m_m.memory || m_wmed.size() < 8) return;
     stats::ChangePointOptions cpo;
-    cpo.significance = opt.significance;
-    cpo.seed = opt.seed;
+    cpo.significance = m_opt.significance;
+    cpo.seed = m_opt.seed;
     cpo.min_segment = 3;
-    for (const auto& cp : stats::e_divisive(wmed, cpo)) {
+    for (const auto& cp : stats::e_divisive(m_wmed, cpo)) {
       double pct = cp.relative_change * 100.0;
-      if (!(std::fabs(pct) >= opt.staircase_pct)) continue;
-      StaircaseStep st{wt[cp.index] - opt.window_s / 2, cp.before_median, cp.after_median, pct, cp.p_value};
-      m.steps.push_back(st);
-      findings.push_back({"staircase", metric, pct, "%",
-                          fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", metric, pct, hms(st.t_s),
-                                      util::format_value(st.before), util::format_value(st.after), unit, st.p_value),
+      if (!(std::fabs(pct) >= m_opt.staircase_pct)) continue;
+      StaircaseStep st{m_wt[cp.index] - m_opt.window_s / 2, cp.before_median, cp.after_median, pct, cp.p_value};
+      m_m.steps.push_back(st);
+      findings.push_back({"staircase", m_m.metric, pct, "%",
+                          fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, hms(st.t_s),
+                                      util::format_value(st.before), util::format_value(st.after), m_m.unit, st.p_value),
                           {{st.t_s, st.after, "first window after the step"}}});
     }
   }
 
-  // Stalls and jitter: only for times of a step.
-  if (is_time_metric(metric)) {
-    auto stalls = stats::find_stalls(y, 51, opt.stall_factor);
-    m.stalls = static_cast<int>(stalls.size());
-    if (!stalls.empty()) {
-      Finding f{"stalls", metric, static_cast<double>(stalls.size()), "steps", "", {}};
-      for (const auto& s : stalls) {
-        m.worst_stall_ratio = std::max(m.worst_stall_ratio, s.ratio);
-        if (f.evidence.size() < 20) f.evidence.push_back({t[s.index], s.value, fmt::format("{:.1f}x the rolling median", s.ratio)});
-      }
-      f.summary = fmt::format("{} stall(s) in {}: steps over {:.0f}x their rolling median, the worst {:.1f}x", stalls.size(),
-                              metric, opt.stall_factor, m.worst_stall_ratio);
-      findings.push_back(std::move(f));
-    }
+  void stalls_and_jitter(std::vector<Finding>& findings) {
+    if (m_m.stalls > 0)
+      findings.push_back({"stalls", m_m.metric, static_cast<double>(m_m.stalls), "steps",
+                          fmt::format("{} stall(s) in {}: steps over {:.0f}x their rolling median, the worst {:.1f}x",
+                                      m_m.stalls, m_m.metric, m_opt.stall_factor, m_m.worst_stall_ratio),
+                          m_stall_evidence});
     // Persistent jitter, not one noisy window: the typical window's tail decides.
-    if (m.jitter_median > opt.jitter_p99_over_p50) {
-      findings.push_back({"jitter", metric, m.jitter_max, "p99/p50",
-                          fmt::format("{} jitter: p99/p50 {:.2f} in the median window (up to {:.2f}; CV median {:.1f} %)", metric,
-                                      m.jitter_median, m.jitter_max, m.cv_median * 100),
+    if (m_m.jitter_median > m_opt.jitter_p99_over_p50)
+      findings.push_back({"jitter", m_m.metric, m_m.jitter_median, "p99/p50",
+                          fmt::format("{} jitter: p99/p50 {:.2f} in the median window (up to {:.2f}; CV median {:.1f} %)",
+                                      m_m.metric, m_m.jitter_median, m_m.jitter_max, m_m.cv_median * 100),
                           {}});
-    }
   }
-  return m;
+
+  const SoakAnalysisOptions& m_opt;
+  bool m_time_metric;
+  MetricTrend m_m;
+  Evidence m_first_bad{};
+  double m_window_start = 0;
+  std::vector<double> m_window;
+  std::vector<double> m_wt, m_wmed, m_jitter, m_cvs;
+  std::vector<double> m_buf_t, m_buf_v;
+  std::size_t m_buf_base = 0;  // global index of m_buf_v[0]
+  std::size_t m_core = 0;      // first point whose stall test is pending
+  std::vector<Evidence> m_stall_evidence;
+};
+
+}  // namespace
+
+MetricTrend analyse_series(const std::string& metric, const std::string& unit, const std::vector<double>& t_s,
+                           const std::vector<double>& values, const SoakAnalysisOptions& opt,
+                           std::vector<Finding>& findings) {
+  SeriesAnalyzer a(metric, unit, opt);
+  for (std::size_t i = 0; i < values.size() && i < t_s.size(); ++i) a.feed(t_s[i], values[i]);
+  return a.finish(findings);
 }
 
 Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const SoakAnalysisOptions& opt) {
@@ -189,22 +245,18 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     if (!metrics) return metrics.error();
     for (const auto& [info, id] : *metrics) {
       if (!analysed(info.name)) continue;
-      auto rows = st.load_samples(tr.id, id);
-      if (!rows) return rows.error();
       // Warm-up steps (compile, first batches) are not the long run: skip as
       // many as the trial's summary left out of its steady state.
-      std::size_t skip = 0;
+      long long skip = 0;
       for (const auto& sm : tr.summaries)
-        if (sm.metric == info.name && !sm.is_scalar && sm.n_total > sm.n_steady)
-          skip = static_cast<std::size_t>(sm.n_total - sm.n_steady);
-      std::vector<double> t, v;
-      t.reserve(rows->size());
-      v.reserve(rows->size());
-      for (std::size_t k = std::min(skip, rows->size()); k < rows->size(); ++k) {
-        t.push_back((*rows)[k].t_s);
-        v.push_back((*rows)[k].value);
-      }
-      ts.metrics.push_back(analyse_series(info.name, info.unit, t, v, opt, ts.findings));
+        if (sm.metric == info.name && !sm.is_scalar && sm.n_total > sm.n_steady) skip = sm.n_total - sm.n_steady;
+      SeriesAnalyzer a(info.name, info.unit, opt);
+      long long seen = 0;
+      auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
+        if (seen++ >= skip) a.feed(row.t_s, row.value);
+      });
+      if (!streamed) return streamed.error();
+      ts.metrics.push_back(a.finish(ts.findings));
     }
     if (tr.error.starts_with("hang:")) {
       double last = -1;

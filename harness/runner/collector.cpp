@@ -160,6 +160,30 @@ long long TrialCollector::harness_metric_id(std::string_view name, std::string_v
   return *sid;
 }
 
+void TrialCollector::keep_steady(Series& s, double v) {
+  ++s.n_steady;
+  double d = v - s.mean;
+  s.mean += d / static_cast<double>(s.n_steady);
+  s.m2 += d * (v - s.mean);
+  s.min = s.n_steady == 1 ? v : std::min(s.min, v);
+  s.max = s.n_steady == 1 ? v : std::max(s.max, v);
+  if (v > 0) s.inverse_sum += 1.0 / v;
+  else s.all_positive = false;
+  if (s.steady.size() < k_max_kept) {
+    s.steady.push_back(v);
+    return;
+  }
+  // Reservoir sampling (Vitter's algorithm R) over splitmix64: every value so
+  // far is kept with the same probability.
+  m_reservoir_state += 0x9E3779B97F4A7C15ull;
+  std::uint64_t z = m_reservoir_state;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  auto j = z % static_cast<std::uint64_t>(s.n_steady);
+  if (j < k_max_kept) s.steady[static_cast<std::size_t>(j)] = v;
+}
+
 void TrialCollector::on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) {
   bool steady = true;
   if (m_warmup.kind == model::Warmup::Kind::Steps) steady = static_cast<double>(m_steps) >= m_warmup.amount;
@@ -183,7 +207,7 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
     if (s.n_total == 0) s.first_value = v;
     ++s.n_total;
     if (!std::isfinite(v)) ++s.n_nonfinite;
-    else if (steady) s.steady.push_back(v);
+    else if (steady) keep_steady(s, v);
     if (s.store_id >= 0) m_pending.push_back({s.store_id, step, t_s, v});
   }
 }
@@ -249,17 +273,21 @@ TrialCollector::Result TrialCollector::finish() {
     model::MetricSummary m;
     m.metric = s.info.name;
     m.n_total = s.n_total;
-    m.n_steady = static_cast<long long>(s.steady.size());
-    m.mean = stats::mean(s.steady);
+    m.n_steady = s.n_steady;
+    m.mean = s.mean;
     m.median = stats::quantile_sorted(s.steady, 0.5);
     m.p90 = stats::quantile_sorted(s.steady, 0.9);
     m.p99 = stats::quantile_sorted(s.steady, 0.99);
-    m.min = s.steady.front();
-    m.max = s.steady.back();
-    m.stddev = stats::stddev(s.steady);
+    m.min = s.min;
+    m.max = s.max;
+    m.stddev = s.n_steady > 1 ? std::sqrt(s.m2 / static_cast<double>(s.n_steady - 1)) : 0;
     // Rates: time-weighted (harmonic) mean, i.e. total work over total time, so
     // a stall weighs what it cost. Times and the rest: the median, robust to stalls.
-    m.value = s.info.better == model::Better::Higher ? stats::harmonic_mean(s.steady) : m.median;
+    double harmonic = s.all_positive && s.inverse_sum > 0 ? static_cast<double>(s.n_steady) / s.inverse_sum : s.mean;
+    m.value = s.info.better == model::Better::Higher ? harmonic : m.median;
+    if (static_cast<std::size_t>(s.n_steady) > s.steady.size())
+      r.notes.push_back(fmt::format("quantiles of {} come from a uniform sample of {} of its {} steady values", s.info.name,
+                                    s.steady.size(), s.n_steady));
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);
     std::vector<double>().swap(s.steady);

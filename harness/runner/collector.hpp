@@ -26,6 +26,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
  public:
   static constexpr std::size_t k_flush_rows = 50'000;
   static constexpr double k_flush_interval_s = 2.0;
+  static constexpr std::size_t k_max_kept = 100'000;  // steady values kept per metric for quantiles
 
   TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup);
   ~TrialCollector() override;
@@ -93,11 +94,19 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     bool meta_changed = false;
     bool has_summary = false;
     double summary_value = 0;
+    // Steady values for the quantiles: all of them up to k_max_kept, then a
+    // uniform reservoir sample (a 72-hour soak has millions per metric).
+    // Count, mean, spread, extremes and the harmonic mean stay exact.
     std::vector<double> steady;
+    long long n_steady = 0;
+    double mean = 0, m2 = 0, min = 0, max = 0;
+    double inverse_sum = 0;
+    bool all_positive = true;
   };
   void tail_file(double t_s);
   void flush();
   void drain_sampling();
+  void keep_steady(Series& s, double v);
 
   // A sampler series: stored as it arrives, summarised without keeping it.
   struct Sampled {
@@ -135,6 +144,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   std::vector<double> m_window_values;
   std::vector<double> m_window_t, m_window_medians;
   std::map<std::string, double> m_latest_sampled;
+  std::uint64_t m_reservoir_state = 0x9E3779B97F4A7C15ull;  // fixed seed: the same trial gives the same summary
   void close_window(double t_s);
   std::vector<Sampled> m_sampled;
   std::map<std::string, std::size_t, std::less<>> m_sampled_index;

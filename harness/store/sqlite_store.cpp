@@ -85,6 +85,8 @@ class SqliteStore final : public Store {
   Expected<std::vector<SampleRow>> load_samples(long long trial_id, long long metric_id) override;
   Expected<int> close_abandoned_runs(const std::string& host) override;
   Expected<std::vector<RunRecord>> find_runs(const RunQuery& q) override;
+  Status for_each_sample(long long trial_id, long long metric_id,
+                         const std::function<void(const SampleRow&)>& fn) override;
   Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) override;
   Expected<long long> save_gate(const GateRecord& gate) override;
   Expected<std::vector<GateRecord>> load_gates(long long run_id) override;
@@ -583,6 +585,20 @@ Expected<std::vector<RunRecord>> SqliteStore::find_runs(const RunQuery& q) {
     r.tags = std::move(*tags);
   }
   return out;
+}
+
+Status SqliteStore::for_each_sample(long long trial_id, long long metric_id,
+                                    const std::function<void(const SampleRow&)>& fn) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db,
+         "SELECT step, t_s, value FROM samples WHERE rowid BETWEEN "
+         "(SELECT samples_first_rowid FROM trials WHERE id = ?1) AND (SELECT samples_last_rowid FROM trials WHERE id = ?1) "
+         "AND trial_id = ?1 AND metric_id = ?2 ORDER BY rowid");
+  s.bind(1, trial_id).bind(2, metric_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) fn({metric_id, s.i64(0), s.f64(1), s.is_null(2) ? std::nan("") : s.f64(2)});
+  if (rc != SQLITE_DONE) return fail(rc, "reading samples");
+  return Ok{};
 }
 
 Expected<std::vector<std::pair<model::MetricInfo, long long>>> SqliteStore::sampled_metrics(long long trial_id) {

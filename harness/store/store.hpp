@@ -3,6 +3,7 @@
 // re-analysed later. SqliteStore is the embedded default; the interface is
 // what a shared server database would implement for a fleet.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -120,6 +121,10 @@ class Store {
   virtual Expected<long long> save_gate(const GateRecord& gate) = 0;
   // Gates of a run, newest first, with their verdicts.
   virtual Expected<std::vector<GateRecord>> load_gates(long long run_id) = 0;
+  // Samples of one trial and metric in step order, one at a time (a soak's
+  // series can hold millions; nothing is gathered in memory).
+  virtual Status for_each_sample(long long trial_id, long long metric_id,
+                                 const std::function<void(const SampleRow&)>& fn) = 0;
   // The metrics that have raw samples in a trial, with their ids.
   virtual Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) = 0;
   // Runs left "running" by a perfgate on this host that no longer exists become "interrupted".

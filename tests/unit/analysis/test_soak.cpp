@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "harness/analysis/soak.hpp"
+#include "harness/stats/trend.hpp"
+
+using namespace perfgate;
+using analysis::Finding;
+
+namespace {
+
+// A step-time series: `n` steps every `dt_s`, around `level` ms with 2 % noise.
+struct Series {
+  std::vector<double> t, v;
+};
+
+Series steps(std::size_t n, double dt_s, double level, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  Series s;
+  for (std::size_t i = 0; i < n; ++i) {
+    s.t.push_back(static_cast<double>(i) * dt_s);
+    s.v.push_back(level * (1 + 0.02 * z(rng)));
+  }
+  return s;
+}
+
+std::vector<Finding> of_kind(const std::vector<Finding>& fs, const std::string& kind) {
+  std::vector<Finding> out;
+  for (const auto& f : fs)
+    if (f.kind == kind) out.push_back(f);
+  return out;
+}
+
+analysis::SoakAnalysisOptions options(double window_s) {
+  analysis::SoakAnalysisOptions o;
+  o.window_s = window_s;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a flat series has no finding", "[soak]") {
+  auto s = steps(20'000, 0.05, 20, 1);  // 1000 s
+  std::vector<Finding> fs;
+  auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(20), fs);
+  CHECK(fs.empty());
+  CHECK(m.windows == 50);
+  CHECK(std::fabs(m.drift_pct_per_h) < 5);
+  CHECK(m.stalls == 0);
+}
+
+TEST_CASE("stalls are found across chunk boundaries exactly as in one pass", "[soak]") {
+  // 200k steps: the streaming analysis works in chunks of 65,536 with context.
+  auto s = steps(200'000, 0.01, 10, 2);
+  std::vector<std::size_t> at = {5, 1000, 65'535, 65'536, 65'537, 65'560, 131'071, 131'072, 199'990};
+  for (auto i : at) s.v[i] = 60;  // 6x
+  std::vector<Finding> fs;
+  auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(60), fs);
+  auto whole = stats::find_stalls(s.v, 51, 3.0);
+  CHECK(m.stalls == static_cast<int>(whole.size()));
+  CHECK(m.stalls == static_cast<int>(at.size()));
+  auto st = of_kind(fs, "stalls");
+  REQUIRE(st.size() == 1);
+  REQUIRE(st[0].evidence.size() == at.size());
+  CHECK(st[0].evidence[0].t_s == Approx(0.05));
+  CHECK(st[0].evidence[3].t_s == Approx(655.36));
+  CHECK(m.worst_stall_ratio == Approx(6).epsilon(0.1));
+}
+
+TEST_CASE("a leak is memory growth at its rate, a drift is a drift", "[soak]") {
+  std::vector<double> t, rss, step;
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> z(0, 1);
+  for (int i = 0; i < 7200; ++i) {  // two hours, 1 Hz
+    t.push_back(i);
+    rss.push_back(1000 + 30.0 * i / 3600.0 + z(rng));            // +30 MB/h
+    step.push_back(20 * (1 + 0.05 * i / 3600.0) * (1 + 0.01 * z(rng)));  // +5 %/h
+  }
+  std::vector<Finding> fs;
+  auto mem = analysis::analyse_series("host.rss_mb", "MB", t, rss, options(60), fs);
+  CHECK(mem.memory);
+  CHECK(mem.slope_per_h == Approx(30).epsilon(0.05));
+  auto growth = of_kind(fs, "memory_growth");
+  REQUIRE(growth.size() == 1);
+  CHECK(growth[0].value == Approx(30).epsilon(0.05));
+  fs.clear();
+  auto tm = analysis::analyse_series("step_time_ms", "ms", t, step, options(60), fs);
+  CHECK(tm.drift_pct_per_h == Approx(5).epsilon(0.1));
+  CHECK(tm.trend_p < 1e-6);
+  CHECK(of_kind(fs, "drift").size() == 1);
+}
+
+TEST_CASE("a staircase is located and sized", "[soak]") {
+  auto s = steps(36'000, 0.05, 20, 4);  // 30 min
+  for (std::size_t i = 18'000; i < s.v.size(); ++i) s.v[i] *= 1.2;  // +20 % at 900 s
+  std::vector<Finding> fs;
+  auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(30), fs);
+  REQUIRE(m.steps.size() == 1);
+  CHECK(m.steps[0].t_s == Approx(900).margin(30));
+  CHECK(m.steps[0].change_pct == Approx(20).margin(2));
+  CHECK(of_kind(fs, "staircase").size() == 1);
+  CHECK(of_kind(fs, "stalls").empty());  // a new level is not a run of stalls
+}
+
+TEST_CASE("NaN loss is counted with the first one's time", "[soak]") {
+  std::vector<double> t = {0, 1, 2, 3, 4}, loss = {2.0, 1.9, std::nan(""), INFINITY, 1.7};
+  std::vector<Finding> fs;
+  auto m = analysis::analyse_series("loss", "", t, loss, options(60), fs);
+  CHECK(m.non_finite == 2);
+  auto nan = of_kind(fs, "nan_loss");
+  REQUIRE(nan.size() == 1);
+  CHECK(nan[0].value == 2);
+  CHECK(nan[0].evidence.at(0).t_s == 2);
+}
+
+TEST_CASE("short and empty series do not crash", "[soak]") {
+  std::vector<Finding> fs;
+  std::vector<double> none;
+  auto m = analysis::analyse_series("step_time_ms", "ms", none, none, options(60), fs);
+  CHECK(m.windows == 0);
+  std::vector<double> t = {0, 1}, v = {10, 11};
+  m = analysis::analyse_series("step_time_ms", "ms", t, v, options(60), fs);
+  CHECK(m.windows == 1);
+  CHECK(fs.empty());
+}
