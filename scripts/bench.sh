@@ -15,4 +15,6 @@ reps=${PERFGATE_BENCH_REPS:-5}
 # Verdict quality of the gate on simulated data (docs/statistics.md, "Calibration").
 ./gate_calibration --gates "${PERFGATE_CALIBRATION_GATES:-200}"
 /usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats "$reps"
+# Peak RSS of a 72-hour soak's worth of step records (5.2M) through `perfgate soak`.
+/usr/bin/python3 "$repo_root/tests/bench/soak_memory.py" "$build_dir/perfgate" --repeats 3
 rm -rf bench-scratch

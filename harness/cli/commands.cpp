@@ -207,7 +207,7 @@ int do_soak(State& s) {
   if (!s.quiet)
     soak.on_progress = [tty](const std::string& label, double duration_s, const runner::TrialProgress& p) {
       std::string line = report::soak_progress_line(label, duration_s, p.t_s, p.steps, p.primary, p.window_value,
-                                                    p.drift_pct_per_h, p.sampled);
+                                                    p.throughput, p.drift_pct_per_h, p.sampled);
       if (tty) std::cerr << "\r\x1b[2K" << line << std::flush;
       else std::cerr << line << std::endl;
     };

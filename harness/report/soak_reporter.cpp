@@ -123,11 +123,12 @@ std::string soak_json(const analysis::SoakReport& r) {
 }
 
 std::string soak_progress_line(const std::string& label, double duration_s, double t_s, long long steps,
-                               const std::string& primary, double window_value, double drift_pct_per_h,
+                               const std::string& primary, double window_value, double throughput, double drift_pct_per_h,
                                const std::vector<std::pair<std::string, double>>& sampled) {
   std::string line = fmt::format("[soak] {} {} / {} (ETA {}) · {} steps", label, hms(t_s), hms(duration_s),
                                  hms(duration_s - t_s), steps);
   if (!primary.empty() && std::isfinite(window_value)) line += fmt::format(" · {} {}", primary, util::format_value(window_value));
+  if (std::isfinite(throughput) && primary != "throughput") line += fmt::format(" · throughput {}", util::format_value(throughput));
   if (std::isfinite(drift_pct_per_h)) line += fmt::format(" · drift {:+.2f} %/h", drift_pct_per_h);
   for (const auto& [name, v] : sampled)
     if (name == "host.rss_mb" || name.ends_with("hbm_used_mb")) line += fmt::format(" · {} {}", name, util::format_value(v));

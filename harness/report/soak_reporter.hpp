@@ -14,7 +14,7 @@ std::string soak_json(const analysis::SoakReport& r);
 
 // One progress line of a running soak trial.
 std::string soak_progress_line(const std::string& label, double duration_s, double t_s, long long steps,
-                               const std::string& primary, double window_value, double drift_pct_per_h,
+                               const std::string& primary, double window_value, double throughput, double drift_pct_per_h,
                                const std::vector<std::pair<std::string, double>>& sampled);
 
 }  // namespace perfgate::report

@@ -86,6 +86,10 @@ void TrialCollector::close_window(double t_s) {
     m_window_values.clear();
   }
   if (!m_window_medians.empty()) p.first_window_value = m_window_medians.front();
+  if (!m_window_throughput.empty()) {
+    p.throughput = stats::median(m_window_throughput);
+    m_window_throughput.clear();
+  }
   if (m_window_medians.size() >= 3 && p.first_window_value != 0) {
     auto slope = stats::theil_sen(m_window_t, m_window_medians);
     p.drift_pct_per_h = slope.slope * 3600.0 / p.first_window_value * 100.0;
@@ -200,6 +204,8 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
         m_primary_id = id;
       }
       if (id == m_primary_id && std::isfinite(v)) m_window_values.push_back(v);
+      if (std::isfinite(v) && m_series[static_cast<std::size_t>(id)].info.name == "throughput")
+        m_window_throughput.push_back(v);
     }
   }
   for (const auto& [id, v] : values) {

@@ -47,6 +47,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     double window_value = std::nan(""); // median of the primary over the last window
     double first_window_value = std::nan("");
     double drift_pct_per_h = std::nan("");  // of the primary, Theil-Sen over window medians so far
+    double throughput = std::nan("");       // median `throughput` of the last window, when reported
     std::vector<std::pair<std::string, double>> sampled;  // latest sampler readings
   };
   void set_progress(double window_s, std::function<void(const Progress&)> callback) {
@@ -142,6 +143,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   int m_primary_id = -1;
   double m_window_end = 0;
   std::vector<double> m_window_values;
+  std::vector<double> m_window_throughput;
   std::vector<double> m_window_t, m_window_medians;
   std::map<std::string, double> m_latest_sampled;
   std::uint64_t m_reservoir_state = 0x9E3779B97F4A7C15ull;  // fixed seed: the same trial gives the same summary

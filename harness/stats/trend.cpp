@@ -697,8 +697,12 @@ void PairwiseSlopes::refine(const Bracket& b, const std::vector<std::uint64_t>& 
     if (!enumerate(b, ranks, false, out)) select_direct(ranks, out);
     return;
   }
-  if (sample.empty() || depth > 24) {
+  if (depth > 24) {
     select_direct(ranks, out);
+    return;
+  }
+  if (sample.size() < 64) {  // e.g. the positive part of a sample that was nearly all zeros
+    refine(b, ranks, sample_bracket(b, gen), depth + 1, gen, out);
     return;
   }
   const auto ms = static_cast<double>(sample.size());
@@ -728,7 +732,13 @@ void PairwiseSlopes::refine(const Bracket& b, const std::vector<std::uint64_t>& 
     const double hi_val = hi_in ? sample[static_cast<std::size_t>(hi_pos)] : 0;
     first = last;
     const bool tie = lo_in && hi_in && lo_val == hi_val;
-    if (tie && lo_val == 0) {
+    // Exact zeros inside the window (equal y values, common in quantized
+    // metrics) are split off exactly: sampling cannot narrow a tie, and a
+    // rank next to it would otherwise drag the whole tie into its bracket.
+    const bool zero_inside = (!lo_in || lo_val <= 0) && (!hi_in || hi_val >= 0) && b.lo != Side::zero &&
+                             b.hi != Side::zero &&
+                             std::binary_search(sample.begin(), sample.end(), 0.0);
+    if (zero_inside) {
       split_at_zero(b, group, sample, depth, gen, out);
       continue;
     }
@@ -928,19 +938,21 @@ SlopeEstimate theil_sen(std::span<const double> x, std::span<const double> y, do
     if (has_interval) r.low = v[2], r.high = v[3];
   } else {
     // Subsample: m = max_pairs slopes by stratified sampling (one uniform pair
-    // per stratum of N / m consecutive pairs, deterministic seed). Its median
-    // estimates the median of all N slopes with a rank error whose standard
-    // deviation, in fraction of the pairs, is at most
+    // per stratum of N / m consecutive pairs, fixed seed, so repeated calls
+    // agree). The subsample's median estimates the median of all N slopes
+    // with a rank error whose standard deviation, as a fraction of the pairs,
+    // is at most
     //   se(p) = sqrt(p (1 - p) / m * (1 - m / N))
-    // at fraction p (the binomial bound with finite-population correction;
-    // stratification only lowers it): 0.035 % of the pairs for m = 2e6. The
-    // slope error is that fraction of the distribution of slopes around the
-    // median, about a quarter of the 95 % half-width at n = 5,000 and a half
-    // at n = 200,000. The interval is read off the subsample at fractions
-    // Rl / (N - 1) and Ru / (N - 1), each moved away from the median so that
-    // its distance becomes sqrt(d^2 + (z se)^2): the subsampling error, which is
-    // independent of the data's, added in quadrature, so the interval keeps
-    // its coverage.
+    // at fraction p (binomial, with the finite-population correction;
+    // stratification only lowers it): 3.5e-4 for m = 2e6. Against the 95 %
+    // half-width of Sen's interval, z sigma / 2N in the same units, that is 4 % at
+    // n = 5,000 and 24 % at n = 200,000 (simulated: rms difference from the
+    // exact slope 4.5 % and 24 % of the half-width). The interval is read off
+    // the subsample at fractions Rl / (N - 1) and Ru / (N - 1), each moved
+    // away from the median so that its distance d becomes sqrt(d^2 + (z se)^2):
+    // the subsampling error, independent of the data's, added in quadrature.
+    // Simulated coverage stays at 95 %; the interval is 2 % (n = 5,000) and
+    // 11 % (n = 200,000) wider than the exact one.
     const std::uint64_t m = std::min<std::uint64_t>(nt, std::max<std::uint64_t>(1, max_pairs));
     const auto ms = static_cast<double>(m);
     const double fpc = std::max(0.0, 1 - ms / static_cast<double>(nt));

@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from support import PERFGATE_BIN, PerfgateTestCase, flow_list, marked_pids, wait_until
+from support import PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list
 
 SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
 
@@ -152,6 +152,54 @@ workloads:
         self.assertAlmostEqual(float(seen["deadline_env"]), started + 3, delta=1.0)
         self.assertAlmostEqual(float(seen["deadline_arg"]), started + 3, delta=1.0)
         self.assertEqual(seen["duration_arg"], "3")
+
+    def test_a_killed_soak_keeps_what_was_committed(self):
+        argv = [self.sim(), "--graph-mode", "graph", "--ranks", "1", "--steps", "0", "--seconds", "{duration_s}"]
+        suite = self.write_suite(f"""\
+suite: soak-kill
+defaults: {{repeats: 1, warmup: {{steps: 5}}}}
+workloads:
+  - name: sim
+    command: {flow_list(argv)}
+""")
+        bg = self.start_perfgate("soak", suite, "--duration", "60s", "--window", "1s")
+        bg.wait_for_line(r"\[soak\] sim 0:00:0[4-9]", timeout_s=30)
+        os.kill(bg.proc.pid, 9)
+        bg.wait(10)
+        self.assertNoMarkedProcesses(grace_s=5)  # the workload died with perfgate (parent-death signal)
+        rep = self.report()
+        (trial,) = rep["trials"]
+        step = self.metric(trial, "step_time_ms")
+        # Samples are committed every 2 s: at least the first few seconds are there.
+        self.assertGreaterEqual(step["windows"], 2, json.dumps(trial, indent=1))
+        self.assertGreater(step["samples"], 50)
+        # The next perfgate on this host marks the abandoned run interrupted.
+        again = self.write_suite("suite: other\nworkloads:\n  - name: w\n    command: [true]\n    repeats: 1\n", name="o.yaml")
+        self.assertExit(self.perfgate("run", again, "-q"), 0)
+        ((status,),) = self.query("SELECT status FROM runs WHERE suite = 'soak-kill'")
+        self.assertEqual(status, "interrupted")
+        self.assertEqual(len(self.report("1")["trials"]), 1, "the report still works on what was kept")
+
+    def test_the_shipped_soak_suite_runs(self):
+        # suites/soak.yaml: perfgate-sim and real PyTorch DDP training, each for the duration.
+        r = self.perfgate("soak", SOURCE_DIR / "suites/soak.yaml", "--duration", "12s", "--window", "2s",
+                          "--tag", "soak", timeout=300)
+        self.assertExit(r, 0, "soak of suites/soak.yaml")
+        rep = self.report(window="2s")
+        by = {t["workload"]: t for t in rep["trials"]}
+        self.assertEqual(set(by), {"sim", "torch-train"})
+        for name, t in by.items():
+            self.assertEqual(t["status"], "ok", t)
+            self.assertGreater(t["steps"], 10, name)
+            self.assertGreaterEqual(t["wall_s"], 11, name)
+            self.assertTrue(any(m["metric"] == "host.rss_mb" for m in t["metrics"]), "the suite samples the process tree")
+        r = self.perfgate("checklist", SOURCE_DIR / "configs/release-checklist.yaml", "--run", "latest:soak",
+                          "--window", "2s", "--format", "json")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        items = {i["name"]: i for i in json.loads(r.stdout)["items"]}
+        self.assertEqual(items["no hangs in the soak"]["status"], "pass")
+        self.assertEqual(items["no NaN loss in the soak"]["status"], "pass")
+        self.assertNotEqual(items["step time flat over the soak"]["status"], "not-evaluable")
 
     def test_bad_soak_options(self):
         suite = self.write_suite("suite: s\nworkloads:\n  - name: w\n    command: [true]\n")
