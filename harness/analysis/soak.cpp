@@ -152,6 +152,13 @@ class SeriesAnalyzer {
     bool real = m_m.trend_p < m_opt.significance && (ts.low > 0 || ts.high < 0);
     const auto& wt = m_wt;
     const auto& wmed = m_wmed;
+    // A rate per hour extrapolates: in a short run a tenth of a MB looks like
+    // MB/h. The change over the run itself must matter too (1 MB and 1 % of
+    // the level for memory, 1 % for times and rates).
+    double span_h = (wt.back() - wt.front()) / 3600.0;
+    bool material = m_m.memory ? ts.slope * span_h >= std::max(1.0, 0.01 * std::fabs(level))
+                               : std::fabs(m_m.drift_pct_per_h * span_h) >= 1.0;
+    real = real && material;
     if (real && m_m.memory && ts.slope > m_opt.memory_mb_per_h) {
       findings.push_back({"memory_growth", m_m.metric, ts.slope, "MB/h",
                           fmt::format("{} grows {:.1f} MB/h (95% CI {:.1f} to {:.1f}; trend p {:.2g}): {:.1f} -> {:.1f} MB",
