@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -91,7 +92,7 @@ void TrialCollector::close_window(double t_s) {
     m_window_throughput.clear();
   }
   if (m_window_medians.size() >= 3 && p.first_window_value != 0) {
-    auto slope = stats::theil_sen(m_window_t, m_window_medians);
+    auto slope = stats::theil_sen(m_window_t, m_window_medians, 0.95, std::numeric_limits<std::size_t>::max());
     p.drift_pct_per_h = slope.slope * 3600.0 / p.first_window_value * 100.0;
   }
   for (const auto& [k, v] : m_latest_sampled) p.sampled.emplace_back(k, v);

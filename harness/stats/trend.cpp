@@ -34,9 +34,9 @@ bool all_finite(std::span<const double> v) {
 // matters at two million draws per call.
 class SplitMix64 {
  public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
   std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
@@ -45,7 +45,7 @@ class SplitMix64 {
   double uniform01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
 
  private:
-  std::uint64_t state_;
+  std::uint64_t m_state;
 };
 
 constexpr std::uint64_t k_seed = 0x7e2d5eed0c0ffeeull;
@@ -114,8 +114,10 @@ TieTerms tie_terms(const std::vector<double>& sorted) {
     const std::uint64_t t = j - i;
     if (t > 1) {
       r.tied_pairs += t * (t - 1) / 2;
-      if (small) exact += static_cast<std::int64_t>(t * (t - 1) * (2 * t + 5));
-      else r.var_term += static_cast<double>(t) * static_cast<double>(t - 1) * static_cast<double>(2 * t + 5);
+      if (small)
+        exact += static_cast<std::int64_t>(t * (t - 1) * (2 * t + 5));
+      else
+        r.var_term += static_cast<double>(t) * static_cast<double>(t - 1) * static_cast<double>(2 * t + 5);
     }
     i = j;
   }
@@ -234,7 +236,8 @@ void visit_inversions(std::vector<Item>& a, std::vector<Item>& buf, OnBatch&& on
 // all N.
 //
 // Exact selection is randomized slope selection (Matousek 1991; Dillencourt,
-// Mount & Netanyahu 1992; Shafer & Steele 1993 for Theil-Sen): for a
+// Mount & Netanyahu 1992; deterministic: Cole, Salowe, Steiger & Szemeredi
+// 1989), in a simple form: for a
 // threshold t, the pairs with slope below t are exactly the inversions of
 // r_i = y_i - t x_i over the points in x order, which merge sort counts in
 // O(n log n). A sample of pairs places a bracket [t_lo, t_hi) around each
@@ -242,8 +245,9 @@ void visit_inversions(std::vector<Item>& a, std::vector<Item>& buf, OnBatch&& on
 // bracket narrows it again, until it holds O(n) pairs. Those are enumerated
 // (as the pairs whose order differs between r(t_lo) and r(t_hi), merge sort
 // again) and selected directly. Each round shrinks a bracket by a factor of
-// about sqrt(sample size) / 7, so n = 5,000 takes two rounds and n = 260,000
-// three: O(n log n) expected time and O(n) memory.
+// about sqrt(sample size) / 7 with 2n-pair samples, so 5,000 and 260,000
+// points both take two rounds (about 8 counts and 4 enumerations in all):
+// O(n log n) expected time, O(n) memory.
 //
 // Rounding: r is computed in floating point, so the predicate "pair below t"
 // can be wrong for slopes within xi(t) of t (bound derived at prepare_keys),
@@ -261,34 +265,34 @@ void visit_inversions(std::vector<Item>& a, std::vector<Item>& buf, OnBatch&& on
 // bracket is enumerated with equal values run-length encoded.
 class PairwiseSlopes {
  public:
-  PairwiseSlopes(std::span<const double> x, std::span<const double> y) : n_(x.size()) {
-    std::vector<std::pair<double, double>> p(n_);
-    for (std::size_t i = 0; i < n_; ++i) p[i] = {x[i], y[i]};
+  PairwiseSlopes(std::span<const double> x, std::span<const double> y) : m_n(x.size()) {
+    std::vector<std::pair<double, double>> p(m_n);
+    for (std::size_t i = 0; i < m_n; ++i) p[i] = {x[i], y[i]};
     std::sort(p.begin(), p.end());
-    pts_.resize(n_);
-    for (std::size_t i = 0; i < n_; ++i) pts_[i] = {p[i].first, p[i].second};
+    m_pts.resize(m_n);
+    for (std::size_t i = 0; i < m_n; ++i) m_pts[i] = {p[i].first, p[i].second};
     // Groups of equal x: their pairs have no slope.
     std::uint64_t x_tied = 0;
-    for (std::size_t i = 0; i < n_;) {
+    for (std::size_t i = 0; i < m_n;) {
       std::size_t j = i + 1;
-      while (j < n_ && pts_[j].x == pts_[i].x) ++j;
-      group_start_.push_back(i);
+      while (j < m_n && m_pts[j].x == m_pts[i].x) ++j;
+      m_group_start.push_back(i);
       const std::uint64_t t = j - i;
       x_tied += t * (t - 1) / 2;
       if (t > 1) {
-        x_tie_exact_ += static_cast<std::int64_t>(t * (t - 1) * (2 * t + 5));
-        x_tie_double_ += static_cast<double>(t) * static_cast<double>(t - 1) * static_cast<double>(2 * t + 5);
+        m_x_tie_exact += static_cast<std::int64_t>(t * (t - 1) * (2 * t + 5));
+        m_x_tie_double += static_cast<double>(t) * static_cast<double>(t - 1) * static_cast<double>(2 * t + 5);
       }
       i = j;
     }
-    group_start_.push_back(n_);
-    const std::uint64_t all = n_ < 2 ? 0 : std::uint64_t{n_} * (n_ - 1) / 2;
-    pairs_ = all - x_tied;
+    m_group_start.push_back(m_n);
+    const std::uint64_t all = m_n < 2 ? 0 : std::uint64_t{m_n} * (m_n - 1) / 2;
+    m_pairs = all - x_tied;
   }
 
-  std::uint64_t pairs() const { return pairs_; }
+  std::uint64_t pairs() const { return m_pairs; }
   // sum t(t-1)(2t+5) over groups of equal x.
-  double x_tie_term() const { return n_ < k_exact_cubes ? static_cast<double>(x_tie_exact_) : x_tie_double_; }
+  double x_tie_term() const { return m_n < k_exact_cubes ? static_cast<double>(m_x_tie_exact) : m_x_tie_double; }
 
   // m slopes by stratified sampling of the pair index space (pairs ordered by
   // their lower-x point, then the other): one uniform pair from each of m
@@ -320,13 +324,15 @@ class PairwiseSlopes {
   using Results = std::vector<std::pair<std::uint64_t, double>>;
 
   // SciPy: deltay / deltax with deltax = x_j - x_i > 0.
-  double slope(std::size_t i, std::size_t j) const { return (pts_[j].y - pts_[i].y) / (pts_[j].x - pts_[i].x); }
+  double slope(std::size_t i, std::size_t j) const { return (m_pts[j].y - m_pts[i].y) / (m_pts[j].x - m_pts[i].x); }
   std::vector<double> all_slopes() const;
 
   void prepare_keys() const;
   // Rounding bound xi(t): a pair reported below t has real slope < t + xi(t),
   // one reported not below, real slope > t - xi(t). See prepare_keys().
-  double xi(double t) const { return 2 * (4 * k_u * (max_abs_yc_ + std::fabs(t) * max_abs_xc_) + k_tiny) / min_gap_; }
+  double xi(double t) const {
+    return 2 * (4 * k_u * (m_max_abs_yc + std::fabs(t) * m_max_abs_xc) + k_tiny) / m_min_gap;
+  }
   // Computed slopes of pairs reported below t are < upper(t); of pairs
   // reported not below t, > lower(t). A computed slope is within 3u relative
   // of the real one (one rounding each in dy, dx and the quotient); 8u is slack.
@@ -364,49 +370,51 @@ class PairwiseSlopes {
   void select_direct(const std::vector<std::uint64_t>& ranks, Results& out) const;
 
   // Brackets of at most this many pairs are enumerated.
-  std::uint64_t enumerate_max() const { return std::max<std::uint64_t>(std::uint64_t{1} << 16, 8 * std::uint64_t{n_}); }
+  std::uint64_t enumerate_max() const {
+    return std::max<std::uint64_t>(std::uint64_t{1} << 16, 8 * std::uint64_t{m_n});
+  }
   // Pairs sampled per round.
-  std::uint64_t sample_size() const { return std::max<std::uint64_t>(4096, 2 * std::uint64_t{n_}); }
+  std::uint64_t sample_size() const { return std::max<std::uint64_t>(4096, 2 * std::uint64_t{m_n}); }
 
-  std::size_t n_;
+  std::size_t m_n;
   // Sorted by (x, y); x and y side by side, so that a sampled pair costs two
   // cache misses rather than four on long series.
   struct Point {
     double x, y;
   };
-  std::vector<Point> pts_;
-  std::vector<std::size_t> group_start_;  // starts of the groups of equal x, then n
-  std::uint64_t pairs_ = 0;
-  std::int64_t x_tie_exact_ = 0;
-  double x_tie_double_ = 0;
+  std::vector<Point> m_pts;
+  std::vector<std::size_t> m_group_start;  // starts of the groups of equal x, then n
+  std::uint64_t m_pairs = 0;
+  std::int64_t m_x_tie_exact = 0;
+  double m_x_tie_double = 0;
 
   // Scratch and lazily computed state of the selection.
-  mutable std::vector<double> xc_, yc_;  // centred coordinates for the keys
-  mutable double max_abs_xc_ = 0, max_abs_yc_ = 0, min_gap_ = 0;
-  mutable std::vector<double> keys_, key_buf_;
-  mutable std::vector<Item> items_, item_buf_;
-  mutable bool have_zero_counts_ = false;
-  mutable std::uint64_t negative_ = 0, positive_ = 0;  // pairs with slope < 0, > 0
+  mutable std::vector<double> m_xc, m_yc;  // centred coordinates for the keys
+  mutable double m_max_abs_xc = 0, m_max_abs_yc = 0, m_min_gap = 0;
+  mutable std::vector<double> m_keys, m_key_buf;
+  mutable std::vector<Item> m_items, m_item_buf;
+  mutable bool m_have_zero_counts = false;
+  mutable std::uint64_t m_negative = 0, m_positive = 0;  // pairs with slope < 0, > 0
 };
 
 std::vector<double> PairwiseSlopes::all_slopes() const {
   std::vector<double> s;
-  s.reserve(pairs_);
-  for (std::size_t g = 0; g + 1 < group_start_.size(); ++g)
-    for (std::size_t i = group_start_[g]; i < group_start_[g + 1]; ++i)
-      for (std::size_t j = group_start_[g + 1]; j < n_; ++j) s.push_back(slope(i, j));
+  s.reserve(m_pairs);
+  for (std::size_t g = 0; g + 1 < m_group_start.size(); ++g)
+    for (std::size_t i = m_group_start[g]; i < m_group_start[g + 1]; ++i)
+      for (std::size_t j = m_group_start[g + 1]; j < m_n; ++j) s.push_back(slope(i, j));
   return s;
 }
 
 template <class Sink>
 void PairwiseSlopes::stratified_visit(std::uint64_t m, SplitMix64& gen, Sink&& sink) const {
-  if (m == 0 || pairs_ == 0) return;
-  m = std::min(m, pairs_);
+  if (m == 0 || m_pairs == 0) return;
+  m = std::min(m, m_pairs);
   // Stratum k: [k q + min(k, r), +q + (k < r)), exact in integers.
-  const std::uint64_t q = pairs_ / m, r = pairs_ % m;
+  const std::uint64_t q = m_pairs / m, r = m_pairs % m;
   std::size_t g = 0, i = 0;
-  std::uint64_t base = 0;                         // pair index of (i, its first partner)
-  std::uint64_t partners = n_ - group_start_[1];  // partners of point i: every point past its group
+  std::uint64_t base = 0;                           // pair index of (i, its first partner)
+  std::uint64_t partners = m_n - m_group_start[1];  // partners of point i: every point past its group
   // Pairs are located in batches and their slopes computed afterwards, so
   // that the cache misses of a batch (long series) overlap.
   constexpr std::size_t k_batch = 64;
@@ -420,13 +428,13 @@ void PairwiseSlopes::stratified_visit(std::uint64_t m, SplitMix64& gen, Sink&& s
       const std::uint64_t idx = start + std::min(offset, len - 1);
       while (idx >= base + partners) {
         base += partners;
-        if (++i == group_start_[g + 1]) {
+        if (++i == m_group_start[g + 1]) {
           ++g;
-          partners = n_ - group_start_[g + 1];
+          partners = m_n - m_group_start[g + 1];
         }
       }
       first[b] = i;
-      second[b] = group_start_[g + 1] + (idx - base);
+      second[b] = m_group_start[g + 1] + (idx - base);
     }
     for (std::size_t b = 0; b < count; ++b) sink(slope(first[b], second[b]));
   }
@@ -434,14 +442,14 @@ void PairwiseSlopes::stratified_visit(std::uint64_t m, SplitMix64& gen, Sink&& s
 
 std::vector<double> PairwiseSlopes::stratified_sample(std::uint64_t m, SplitMix64& gen) const {
   std::vector<double> s;
-  s.reserve(std::min(m, pairs_));
+  s.reserve(std::min(m, m_pairs));
   stratified_visit(m, gen, [&](double v) { s.push_back(v); });
   return s;
 }
 
 std::vector<double> PairwiseSlopes::subsample_ranks(std::uint64_t m, std::uint64_t seed,
                                                     const std::vector<std::size_t>& ranks) const {
-  m = std::min(m, pairs_);
+  m = std::min(m, m_pairs);
   const auto [min_it, max_it] = std::minmax_element(ranks.begin(), ranks.end());
   // A pilot subsample (its own seed) brackets the wanted ranks in value, with
   // a margin of 4 binomial standard deviations; the main pass then keeps only
@@ -470,13 +478,13 @@ std::vector<double> PairwiseSlopes::subsample_ranks(std::uint64_t m, std::uint64
     stratified_visit(m, gen, [&](double v) {
       band[kept] = v;
       below += v < v_lo ? 1 : 0;
-      kept += (v >= v_lo) & (v <= v_hi) ? 1 : 0;
+      kept += ((v >= v_lo) & (v <= v_hi)) ? 1 : 0;
       if (kept == band.size()) band.resize(2 * band.size());
     });
     band.resize(kept);
     if (below <= *min_it && *max_it < below + band.size()) {
-      std::vector<std::size_t> local;
-      for (std::size_t k : ranks) local.push_back(static_cast<std::size_t>(k - below));
+      std::vector<std::size_t> local(ranks.size());
+      for (std::size_t q = 0; q < ranks.size(); ++q) local[q] = static_cast<std::size_t>(ranks[q] - below);
       return select_ranks(band, local);
     }
   }
@@ -495,57 +503,57 @@ std::vector<double> PairwiseSlopes::subsample_ranks(std::uint64_t m, std::uint64
 // x_j - x_i >= min_gap, "r_j < r_i" then implies a real slope below
 // t + 2 eta(t) / min_gap: that is xi(t).
 void PairwiseSlopes::prepare_keys() const {
-  if (!xc_.empty()) return;
+  if (!m_xc.empty()) return;
   double xmin = k_inf, xmax = -k_inf, ymin = k_inf, ymax = -k_inf;
-  for (const Point& q : pts_) {
+  for (const Point& q : m_pts) {
     xmin = std::min(xmin, q.x), xmax = std::max(xmax, q.x);
     ymin = std::min(ymin, q.y), ymax = std::max(ymax, q.y);
   }
   const double cx = xmin + (xmax - xmin) / 2, cy = ymin + (ymax - ymin) / 2;
-  xc_.resize(n_);
-  yc_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) {
-    xc_[i] = pts_[i].x - cx;
-    yc_[i] = pts_[i].y - cy;
-    max_abs_xc_ = std::max(max_abs_xc_, std::fabs(xc_[i]));
-    max_abs_yc_ = std::max(max_abs_yc_, std::fabs(yc_[i]));
+  m_xc.resize(m_n);
+  m_yc.resize(m_n);
+  for (std::size_t i = 0; i < m_n; ++i) {
+    m_xc[i] = m_pts[i].x - cx;
+    m_yc[i] = m_pts[i].y - cy;
+    m_max_abs_xc = std::max(m_max_abs_xc, std::fabs(m_xc[i]));
+    m_max_abs_yc = std::max(m_max_abs_yc, std::fabs(m_yc[i]));
   }
   // The smallest gap between distinct x, rounded down: a lower bound on the
   // real x_j - x_i of every pair.
-  min_gap_ = k_inf;
-  for (std::size_t g = 1; g + 1 < group_start_.size(); ++g)
-    min_gap_ = std::min(min_gap_, pts_[group_start_[g]].x - pts_[group_start_[g - 1]].x);
-  min_gap_ *= 1 - 4 * k_u;
+  m_min_gap = k_inf;
+  for (std::size_t g = 1; g + 1 < m_group_start.size(); ++g)
+    m_min_gap = std::min(m_min_gap, m_pts[m_group_start[g]].x - m_pts[m_group_start[g - 1]].x);
+  m_min_gap *= 1 - 4 * k_u;
 }
 
 // Pairs (i, j), x_i < x_j, with keys[j] < keys[i], keys in x order. Inside a
 // group of equal x the keys are sorted first, so that no pair of the group
 // (which has no slope) counts.
 std::uint64_t PairwiseSlopes::count_keys(std::vector<double>& keys) const {
-  if (group_start_.size() - 1 < n_)
-    for (std::size_t g = 0; g + 1 < group_start_.size(); ++g)
-      if (group_start_[g + 1] - group_start_[g] > 1)
-        std::sort(keys.begin() + static_cast<Offset>(group_start_[g]),
-                  keys.begin() + static_cast<Offset>(group_start_[g + 1]));
-  return count_inversions(keys, key_buf_);
+  if (m_group_start.size() - 1 < m_n)
+    for (std::size_t g = 0; g + 1 < m_group_start.size(); ++g)
+      if (m_group_start[g + 1] - m_group_start[g] > 1)
+        std::sort(keys.begin() + static_cast<Offset>(m_group_start[g]),
+                  keys.begin() + static_cast<Offset>(m_group_start[g + 1]));
+  return count_inversions(keys, m_key_buf);
 }
 
 std::uint64_t PairwiseSlopes::count_below(double t) const {
-  keys_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) keys_[i] = yc_[i] - t * xc_[i];
-  return count_keys(keys_);
+  m_keys.resize(m_n);
+  for (std::size_t i = 0; i < m_n; ++i) m_keys[i] = m_yc[i] - t * m_xc[i];
+  return count_keys(m_keys);
 }
 
 // Pairs with slope < 0 (y_j < y_i) and > 0 (y_j > y_i): with keys y itself
 // there is no rounding at all, and a computed slope has the sign of y_j - y_i.
 void PairwiseSlopes::zero_counts() const {
-  if (have_zero_counts_) return;
-  keys_.resize(n_);
-  for (std::size_t i = 0; i < n_; ++i) keys_[i] = pts_[i].y;
-  negative_ = count_keys(keys_);
-  for (std::size_t i = 0; i < n_; ++i) keys_[i] = -pts_[i].y;
-  positive_ = count_keys(keys_);
-  have_zero_counts_ = true;
+  if (m_have_zero_counts) return;
+  m_keys.resize(m_n);
+  for (std::size_t i = 0; i < m_n; ++i) m_keys[i] = m_pts[i].y;
+  m_negative = count_keys(m_keys);
+  for (std::size_t i = 0; i < m_n; ++i) m_keys[i] = -m_pts[i].y;
+  m_positive = count_keys(m_keys);
+  m_have_zero_counts = true;
 }
 
 // Calls visit(first, count, right) for batches of candidate pairs
@@ -562,27 +570,27 @@ void PairwiseSlopes::zero_counts() const {
 // below it), upper "slope < 0" inverts on y_j < y_i.
 template <class Visit>
 void PairwiseSlopes::visit_bracket(const Bracket& b, Visit&& visit) const {
-  items_.resize(n_);
+  m_items.resize(m_n);
   switch (b.lo) {
     case Side::open:
-      for (std::size_t i = 0; i < n_; ++i) items_[i] = {0.0, i};
+      for (std::size_t i = 0; i < m_n; ++i) m_items[i] = {0.0, i};
       break;
     case Side::value:
-      for (std::size_t i = 0; i < n_; ++i) items_[i] = {yc_[i] - b.t_lo * xc_[i], i};
-      std::sort(items_.begin(), items_.end(),
+      for (std::size_t i = 0; i < m_n; ++i) m_items[i] = {m_yc[i] - b.t_lo * m_xc[i], i};
+      std::sort(m_items.begin(), m_items.end(),
                 [](const Item& p, const Item& q) { return p.key < q.key || (p.key == q.key && p.point < q.point); });
       break;
     case Side::zero:
-      for (std::size_t i = 0; i < n_; ++i) items_[i] = {pts_[i].y, i};
-      std::sort(items_.begin(), items_.end(),
+      for (std::size_t i = 0; i < m_n; ++i) m_items[i] = {m_pts[i].y, i};
+      std::sort(m_items.begin(), m_items.end(),
                 [](const Item& p, const Item& q) { return p.key < q.key || (p.key == q.key && p.point > q.point); });
       break;
   }
-  for (Item& it : items_) {
+  for (Item& it : m_items) {
     const std::size_t i = it.point;
-    it.key = b.hi == Side::value ? yc_[i] - b.t_hi * xc_[i] : b.hi == Side::zero ? pts_[i].y : -pts_[i].x;
+    it.key = b.hi == Side::value ? m_yc[i] - b.t_hi * m_xc[i] : b.hi == Side::zero ? m_pts[i].y : -m_pts[i].x;
   }
-  visit_inversions(items_, item_buf_, visit);
+  visit_inversions(m_items, m_item_buf, visit);
 }
 
 // A Bernoulli sample of the bracket's slopes, about sample_size() of them,
@@ -602,7 +610,7 @@ std::vector<double> PairwiseSlopes::sample_bracket(const Bracket& b, SplitMix64&
   visit_bracket(b, [&](const Item* first, std::size_t count, const Item& right) {
     while (next < count) {
       const std::size_t i = first[next].point, j = right.point;
-      if (pts_[i].x < pts_[j].x) s.push_back(slope(i, j));
+      if (m_pts[i].x < m_pts[j].x) s.push_back(slope(i, j));
       next += 1 + skip();
     }
     next -= count;
@@ -643,14 +651,16 @@ bool PairwiseSlopes::enumerate(const Bracket& b, const std::vector<std::uint64_t
   visit_bracket(b, [&](const Item* first, std::size_t count, const Item& right) {
     if (overflow) return;
     const std::size_t j = right.point;
-    const double xj = pts_[j].x;
+    const double xj = m_pts[j].x;
     for (std::size_t k = 0; k < count; ++k) {
       const std::size_t i = first[k].point;
-      if (pts_[i].x < xj) vals.push_back(slope(i, j));
+      if (m_pts[i].x < xj) vals.push_back(slope(i, j));
     }
     if (vals.size() > cap) {
-      if (compress) squeeze();
-      else overflow = true;
+      if (compress)
+        squeeze();
+      else
+        overflow = true;
     }
   });
   if (overflow) return false;
@@ -736,8 +746,7 @@ void PairwiseSlopes::refine(const Bracket& b, const std::vector<std::uint64_t>& 
     // metrics) are split off exactly: sampling cannot narrow a tie, and a
     // rank next to it would otherwise drag the whole tie into its bracket.
     const bool zero_inside = (!lo_in || lo_val <= 0) && (!hi_in || hi_val >= 0) && b.lo != Side::zero &&
-                             b.hi != Side::zero &&
-                             std::binary_search(sample.begin(), sample.end(), 0.0);
+                             b.hi != Side::zero && std::binary_search(sample.begin(), sample.end(), 0.0);
     if (zero_inside) {
       split_at_zero(b, group, sample, depth, gen, out);
       continue;
@@ -754,9 +763,12 @@ void PairwiseSlopes::refine(const Bracket& b, const std::vector<std::uint64_t>& 
       if ((nb.lo == Side::zero && t <= 0) || (nb.hi == Side::zero && t >= 0)) return;
       const std::uint64_t c = count_below(t);
       if (c < nb.c_lo || c > nb.c_hi) return;  // not monotone: rounding noise, ignore
-      if (c <= group.front()) nb.lo = Side::value, nb.t_lo = t, nb.c_lo = c;
-      else if (c > group.back()) nb.hi = Side::value, nb.t_hi = t, nb.c_hi = c;
-      else split = true, split_count = c, split_t = t;
+      if (c <= group.front())
+        nb.lo = Side::value, nb.t_lo = t, nb.c_lo = c;
+      else if (c > group.back())
+        nb.hi = Side::value, nb.t_hi = t, nb.c_hi = c;
+      else
+        split = true, split_count = c, split_t = t;
     };
     if (lo_in) apply(lo_val - pad(lo_val));
     if (hi_in) apply(hi_val + pad(hi_val));
@@ -811,12 +823,15 @@ void PairwiseSlopes::settle(const Bracket& b, const Bracket& parent, const std::
 void PairwiseSlopes::split_at_zero(const Bracket& b, const std::vector<std::uint64_t>& ranks,
                                    const std::vector<double>& sample, int depth, SplitMix64& gen, Results& out) const {
   zero_counts();
-  const std::uint64_t band_lo = negative_, band_hi = pairs_ - positive_;  // ranks [band_lo, band_hi) are 0
+  const std::uint64_t band_lo = m_negative, band_hi = m_pairs - m_positive;  // ranks [band_lo, band_hi) are 0
   std::vector<std::uint64_t> below, above;
   for (std::uint64_t k : ranks) {
-    if (k < band_lo) below.push_back(k);
-    else if (k >= band_hi) above.push_back(k);
-    else out.emplace_back(k, 0.0);
+    if (k < band_lo)
+      below.push_back(k);
+    else if (k >= band_hi)
+      above.push_back(k);
+    else
+      out.emplace_back(k, 0.0);
   }
   if (!below.empty()) {
     Bracket nb = b;
@@ -840,7 +855,7 @@ void PairwiseSlopes::split_at_zero(const Bracket& b, const std::vector<std::uint
 // a 2^23-pair stratified subsample (inexact; not reached by finite data in
 // testing, it exists so that no input can exhaust memory).
 void PairwiseSlopes::select_direct(const std::vector<std::uint64_t>& ranks, Results& out) const {
-  if (pairs_ <= (std::uint64_t{1} << 25)) {
+  if (m_pairs <= (std::uint64_t{1} << 25)) {
     auto s = all_slopes();
     const auto v = select_ranks(s, std::vector<std::size_t>(ranks.begin(), ranks.end()));
     for (std::size_t q = 0; q < ranks.size(); ++q) out.emplace_back(ranks[q], v[q]);
@@ -850,7 +865,7 @@ void PairwiseSlopes::select_direct(const std::vector<std::uint64_t>& ranks, Resu
   auto s = stratified_sample(std::uint64_t{1} << 23, gen);
   std::sort(s.begin(), s.end());
   for (std::uint64_t k : ranks) {
-    const double h = static_cast<double>(k) / static_cast<double>(pairs_ - 1) * static_cast<double>(s.size() - 1);
+    const double h = static_cast<double>(k) / static_cast<double>(m_pairs - 1) * static_cast<double>(s.size() - 1);
     out.emplace_back(k, s[std::min(s.size() - 1, static_cast<std::size_t>(std::llround(h)))]);
   }
 }
@@ -860,18 +875,18 @@ std::vector<double> PairwiseSlopes::select(const std::vector<std::uint64_t>& wan
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   Results found;
-  if (pairs_ <= enumerate_max()) {
+  if (m_pairs <= enumerate_max()) {
     select_direct(ranks, found);
   } else {
     prepare_keys();
-    if (!(min_gap_ > 0) || !std::isfinite(xi(0))) {
+    if (!(m_min_gap > 0) || !std::isfinite(xi(0))) {
       select_direct(ranks, found);  // no usable rounding bound
     } else {
       SplitMix64 gen(k_seed);
       auto first = stratified_sample(sample_size(), gen);
       std::sort(first.begin(), first.end());
       Bracket all;
-      all.c_hi = pairs_;
+      all.c_hi = m_pairs;
       refine(all, ranks, first, 0, gen, found);
     }
   }
@@ -1012,7 +1027,7 @@ TrendTest mann_kendall(std::span<const double> y) {
   const double var = (kendall_var_head(n) - ties.var_term) / 18;
   if (var > 0) {
     // Continuity correction: S moves in steps of 2, so |S| - 1 is halfway
-    // to the next value towards 0 (Kendall 1975; Hipel & McLeod 1994, 23.3).
+    // to the next value towards 0 (Kendall 1975; Hipel & McLeod 1994).
     const double corrected = s > 0 ? s - 1 : (s < 0 ? s + 1 : 0);
     r.z = corrected / std::sqrt(var);
     r.p_value = std::min(1.0, 2 * normal_sf(std::fabs(r.z)));
@@ -1036,13 +1051,32 @@ double kth_of_two(A&& a, std::size_t na, B&& b, std::size_t nb, std::size_t k) {
   std::size_t lo = k + 1 > nb ? k + 1 - nb : 0, hi = std::min(k + 1, na);
   while (lo < hi) {
     const std::size_t i = lo + (hi - lo) / 2, j = k + 1 - i;
-    if (i < na && j > 0 && b(j - 1) > a(i)) lo = i + 1;  // a(i) belongs in too
-    else hi = i;
+    if (i < na && j > 0 && b(j - 1) > a(i))
+      lo = i + 1;  // a(i) belongs in too
+    else
+      hi = i;
   }
   const std::size_t i = lo, j = k + 1 - i;
   if (i == 0) return b(j - 1);
   if (j == 0) return a(i - 1);
   return std::max(a(i - 1), b(j - 1));
+}
+
+// Position of the first element of sorted a[0..n) that is not below v
+// (lower_bound), or, with `upper`, greater than v (upper_bound). Branch-free
+// halving: the comparisons on noisy data are coin flips, and mispredicted
+// branches cost more than the search.
+template <bool upper>
+inline std::size_t bound(const double* a, std::size_t n, double v) {
+  const double* base = a;
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    const bool right = upper ? !(v < base[half - 1]) : base[half - 1] < v;
+    base = right ? base + half : base;
+    n -= half;
+  }
+  const bool past = upper ? !(v < *base) : *base < v;
+  return static_cast<std::size_t>(base - a) + (past ? 1 : 0);
 }
 
 // 1 / Phi^-1(3/4): the MAD of a normal sample times this estimates its sd.
@@ -1076,16 +1110,16 @@ std::vector<Stall> find_stalls(std::span<const double> y, std::size_t window, do
     const std::size_t want = std::min(i > h ? i - h : 0, n - w);
     while (start < want) {
       const double out_v = y[start], in_v = y[start + w];
-      const auto p = static_cast<std::size_t>(std::lower_bound(win.begin(), win.end(), out_v) - win.begin());
-      const auto q = static_cast<std::size_t>(std::upper_bound(win.begin(), win.end(), in_v) - win.begin());
-      if (q > p) {  // win[p+1 .. q) move left, the new value lands at q - 1
-        std::copy(win.begin() + static_cast<Offset>(p + 1), win.begin() + static_cast<Offset>(q),
-                  win.begin() + static_cast<Offset>(p));
-        win[q - 1] = in_v;
-      } else {  // win[q .. p) move right, the new value lands at q
-        std::copy_backward(win.begin() + static_cast<Offset>(q), win.begin() + static_cast<Offset>(p),
-                           win.begin() + static_cast<Offset>(p + 1));
-        win[q] = in_v;
+      double* a = win.data();
+      const std::size_t p = bound<false>(a, w, out_v), q = bound<true>(a, w, in_v);
+      // Element-wise shifts: the distances are short (a third of the window on
+      // average), below what a memmove call pays off for.
+      if (q > p) {  // a[p+1 .. q) move left, the new value lands at q - 1
+        for (std::size_t k = p; k + 1 < q; ++k) a[k] = a[k + 1];
+        a[q - 1] = in_v;
+      } else {  // a[q .. p) move right, the new value lands at q
+        for (std::size_t k = p; k > q; --k) a[k] = a[k - 1];
+        a[q] = in_v;
       }
       ++start;
     }

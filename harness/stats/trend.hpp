@@ -18,9 +18,10 @@ struct SlopeEstimate {
 
 // Theil-Sen slope (Theil 1950, Sen 1968) with Sen's distribution-free
 // interval from the normal approximation of Kendall's S (tie-corrected), as
-// scipy.stats.theilslopes(y, x, alpha=level) computes it. Pairs with equal x
-// are skipped. For large n the pairwise slopes are subsampled deterministically
-// (`max_pairs`), so a 72-hour series of 1 Hz samples stays cheap.
+// scipy.stats.theilslopes(y, x, alpha=level, method='joint') computes it.
+// Pairs with equal x are skipped. For large n the pairwise slopes are
+// subsampled deterministically (`max_pairs`), so a 72-hour series of 1 Hz
+// samples stays cheap.
 SlopeEstimate theil_sen(std::span<const double> x, std::span<const double> y, double level = 0.95,
                         std::size_t max_pairs = 2'000'000);
 
@@ -33,7 +34,8 @@ struct TrendTest {
 
 // Mann-Kendall trend test of y against its order (Mann 1945, Kendall 1975),
 // with the tie-corrected variance; two-sided p from the normal approximation.
-// p equals scipy.stats.kendalltau(range(n), y) for n >= 10 without ties in y.
+// S and tau are scipy.stats.kendalltau(range(n), y)'s; its asymptotic p lacks
+// the continuity correction, so it is slightly smaller than this one.
 TrendTest mann_kendall(std::span<const double> y);
 
 struct Stall {

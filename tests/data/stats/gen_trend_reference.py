@@ -174,13 +174,26 @@ def mann_kendall_cases():
     return cases
 
 
+def dump(obj, f):
+    """JSON with one case per line: compact (the series are long) yet diffable."""
+    f.write("{\n")
+    items = list(obj.items())
+    for k, (key, val) in enumerate(items):
+        if isinstance(val, list) and val and isinstance(val[0], dict):
+            f.write(f" {json.dumps(key)}: [\n")
+            f.write(",\n".join("  " + json.dumps(c, separators=(",", ":")) for c in val))
+            f.write("\n ]")
+        else:
+            f.write(f" {json.dumps(key)}: {json.dumps(val)}")
+        f.write(",\n" if k + 1 < len(items) else "\n")
+    f.write("}\n")
+
+
 def main():
     header = {"generator": "tests/data/stats/gen_trend_reference.py", "scipy": scipy.__version__,
               "numpy": np.__version__}
     with open(os.path.join(HERE, "trend_reference.json"), "w") as f:
-        json.dump({**header, "theil_sen": theil_sen_cases(), "mann_kendall": mann_kendall_cases()}, f,
-                  separators=(",", ":"))
-        f.write("\n")
+        dump({**header, "theil_sen": theil_sen_cases(), "mann_kendall": mann_kendall_cases()}, f)
 
 
 if __name__ == "__main__":
