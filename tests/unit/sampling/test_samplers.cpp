@@ -131,6 +131,8 @@ TEST_CASE("sampler kinds and unknown kinds", "[sampling]") {
 
 TEST_CASE("proc sampler: a sleeping child has memory and a thread; CPU from the second sample", "[sampling]") {
   Child child({"/bin/sleep", "30"});
+  // Between fork and exec the child may have no resident pages of its own yet.
+  sleep_ms(100);
   auto sampler = make("proc");
   auto first = sampler->sample(child.pid());
   REQUIRE(first);
