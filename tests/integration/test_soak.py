@@ -91,19 +91,23 @@ class SoakRuns(SoakTestCase):
                                    msg=f"{name}: {rate:.0f} MB/h measured, {injected_mb_per_h:.0f} MB/h injected")
 
     def test_staircase_is_found_where_and_as_large_as_injected(self):
-        # 2x the compute: large against what a loaded 2-core machine does to step times on its own.
-        r = self.soak(["--slowdown-at-s", "9", "--slowdown-factor", "2"], "20s")
+        # The case: 1.2x from T on. Four loader workers make the step
+        # compute-bound (with two, the data wait absorbs a 20 % slower compute);
+        # 40 windows of ~125 steps give the change-point test its power.
+        r = self.soak(["--slowdown-at-s", "20", "--slowdown-factor", "1.2", "--num-workers", "4", "--prefetch", "4"],
+                      "40s", window="1s")
         self.assertExit(r, 0, "soak")
-        (trial,) = self.report()["trials"]
+        (trial,) = self.report(window="1s")["trials"]
         self.assertTrue([f for f in self.findings(trial, "staircase") if f["metric"] == "step_time_ms"],
                         json.dumps(trial, indent=1))
-        # The injected step, within one window of where it was put (the sim's clock
-        # starts with its first step, shortly after the process), and about its size.
+        # Within one window of where it was put (the sim's clock starts with its
+        # first step, shortly after the process), and about its size.
         steps = self.metric(trial, "step_time_ms")["staircase"]
-        near = [s for s in steps if abs(s["t_s"] - 9) <= 1.5]
+        near = [s for s in steps if abs(s["t_s"] - 20) <= 1.5]
         self.assertEqual(len(near), 1, steps)
-        self.assertGreater(near[0]["change_pct"], 30, near)
-        self.assertLess(near[0]["change_pct"], 150, near)
+        # 1.2x of the compute is +15-20 % of the step; the run's noise moves it a few points.
+        self.assertGreater(near[0]["change_pct"], 5, near)
+        self.assertLess(near[0]["change_pct"], 35, near)
 
     def test_stalls_are_counted(self):
         r = self.soak(["--stall-every", "40", "--stall-ms", "150"], "8s")
