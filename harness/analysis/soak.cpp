@@ -15,6 +15,7 @@
 #include "harness/stats/descriptive.hpp"
 #include "harness/stats/trend.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
 
 namespace perfgate::analysis {
 
@@ -29,11 +30,6 @@ bool is_time_metric(std::string_view name) {
 // finding but would bury it.
 bool analysed(std::string_view name) {
   return is_time_metric(name) || name == "throughput" || model::is_memory_metric(name) || name == "loss";
-}
-
-std::string hms(double s) {
-  long long t = static_cast<long long>(std::llround(std::max(0.0, s)));
-  return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
 }
 
 // Analyses one series as it streams past: windows are summarised as they
@@ -71,7 +67,7 @@ class SeriesAnalyzer {
     if (m_m.metric == "loss") {
       if (m_m.non_finite > 0)
         findings.push_back({"nan_loss", m_m.metric, static_cast<double>(m_m.non_finite), "values",
-                            fmt::format("{} NaN/Inf loss value(s), the first at {}", m_m.non_finite, hms(m_first_bad.t_s)),
+                            fmt::format("{} NaN/Inf loss value(s), the first at {}", m_m.non_finite, util::format_hms(m_first_bad.t_s)),
                             {m_first_bad}});
       return m_m;
     }
@@ -188,7 +184,7 @@ class SeriesAnalyzer {
       StaircaseStep st{m_wt[cp.index] - m_opt.window_s / 2, cp.before_median, cp.after_median, pct, cp.p_value};
       m_m.steps.push_back(st);
       findings.push_back({"staircase", m_m.metric, pct, "%",
-                          fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, hms(st.t_s),
+                          fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, util::format_hms(st.t_s),
                                       util::format_value(st.before), util::format_value(st.after), m_m.unit, st.p_value),
                           {{st.t_s, st.after, "first window after the step"}}});
     }

@@ -7,15 +7,11 @@
 
 #include "harness/report/table.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
 
 namespace perfgate::report {
 
 namespace {
-
-std::string hms(double s) {
-  long long t = static_cast<long long>(std::llround(std::max(0.0, s)));
-  return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
-}
 
 std::string drift_cell(const analysis::MetricTrend& m) {
   if (m.windows < 3) return "-";
@@ -40,7 +36,7 @@ TextTable metric_table(const analysis::TrialSoak& t) {
 
 std::string trial_head(const analysis::TrialSoak& t) {
   return fmt::format("trial {} · {}{} · {} · ran {} · {} steps", t.trial_id, t.workload, t.label.empty() ? "" : " " + t.label,
-                     t.status, hms(t.wall_s), t.steps);
+                     t.status, util::format_hms(t.wall_s), t.steps);
 }
 
 }  // namespace
@@ -125,8 +121,8 @@ std::string soak_json(const analysis::SoakReport& r) {
 std::string soak_progress_line(const std::string& label, double duration_s, double t_s, long long steps,
                                const std::string& primary, double window_value, double throughput, double drift_pct_per_h,
                                const std::vector<std::pair<std::string, double>>& sampled) {
-  std::string line = fmt::format("[soak] {} {} / {} (ETA {}) · {} steps", label, hms(t_s), hms(duration_s),
-                                 hms(duration_s - t_s), steps);
+  std::string line = fmt::format("[soak] {} {} / {} (ETA {}) · {} steps", label, util::format_hms(t_s), util::format_hms(duration_s),
+                                 util::format_hms(duration_s - t_s), steps);
   if (!primary.empty() && std::isfinite(window_value)) line += fmt::format(" · {} {}", primary, util::format_value(window_value));
   if (std::isfinite(throughput) && primary != "throughput") line += fmt::format(" · throughput {}", util::format_value(throughput));
   if (std::isfinite(drift_pct_per_h)) line += fmt::format(" · drift {:+.2f} %/h", drift_pct_per_h);

@@ -64,13 +64,8 @@ void TrialCollector::drain_sampling() {
     double v = tr.reading.value;
     if (m_progress) m_latest_sampled[tr.reading.metric] = v;
     if (!std::isfinite(v)) continue;
-    if (s.store_id >= 0) m_pending.push_back({s.store_id, s.n, tr.t_s, v});
-    ++s.n;
-    double d = v - s.mean;
-    s.mean += d / static_cast<double>(s.n);
-    s.m2 += d * (v - s.mean);
-    s.min = s.n == 1 ? v : std::min(s.min, v);
-    s.max = s.n == 1 ? v : std::max(s.max, v);
+    if (s.store_id >= 0) m_pending.push_back({s.store_id, s.moments.n, tr.t_s, v});
+    s.moments.add(v);
   }
 }
 
@@ -143,6 +138,11 @@ void TrialCollector::on_new_metric(int id, std::string_view name) {
   if (static_cast<std::size_t>(id) >= m_series.size()) m_series.resize(static_cast<std::size_t>(id) + 1);
   auto& s = m_series[static_cast<std::size_t>(id)];
   s.info = model::MetricInfo::inferred(name);
+  if (name == "step_time_ms") {
+    if (m_primary_id != id) m_window_values.clear();
+    m_primary_id = id;
+  }
+  if (name == "throughput") m_throughput_id = id;
   if (!m_store_status) return;
   auto sid = m_store.metric_id(s.info);
   if (!sid) {
@@ -166,12 +166,7 @@ long long TrialCollector::harness_metric_id(std::string_view name, std::string_v
 }
 
 void TrialCollector::keep_steady(Series& s, double v) {
-  ++s.n_steady;
-  double d = v - s.mean;
-  s.mean += d / static_cast<double>(s.n_steady);
-  s.m2 += d * (v - s.mean);
-  s.min = s.n_steady == 1 ? v : std::min(s.min, v);
-  s.max = s.n_steady == 1 ? v : std::max(s.max, v);
+  s.moments.add(v);
   if (v > 0) s.inverse_sum += 1.0 / v;
   else s.all_positive = false;
   if (s.steady.size() < k_max_kept) {
@@ -185,7 +180,7 @@ void TrialCollector::keep_steady(Series& s, double v) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  auto j = z % static_cast<std::uint64_t>(s.n_steady);
+  auto j = z % static_cast<std::uint64_t>(s.moments.n);
   if (j < k_max_kept) s.steady[static_cast<std::size_t>(j)] = v;
 }
 
@@ -199,14 +194,10 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
   if (m_progress) {
     // The primary series of the progress line: step time if reported, else the first metric.
     for (const auto& [id, v] : values) {
-      if (m_primary_id < 0 || (m_series[static_cast<std::size_t>(id)].info.name == "step_time_ms" &&
-                               m_series[static_cast<std::size_t>(m_primary_id)].info.name != "step_time_ms")) {
-        if (m_primary_id != id) m_window_values.clear();
-        m_primary_id = id;
-      }
-      if (id == m_primary_id && std::isfinite(v)) m_window_values.push_back(v);
-      if (std::isfinite(v) && m_series[static_cast<std::size_t>(id)].info.name == "throughput")
-        m_window_throughput.push_back(v);
+      if (m_primary_id < 0) m_primary_id = id;
+      if (!std::isfinite(v)) continue;
+      if (id == m_primary_id) m_window_values.push_back(v);
+      if (id == m_throughput_id) m_window_throughput.push_back(v);
     }
   }
   for (const auto& [id, v] : values) {
@@ -280,36 +271,38 @@ TrialCollector::Result TrialCollector::finish() {
     model::MetricSummary m;
     m.metric = s.info.name;
     m.n_total = s.n_total;
-    m.n_steady = s.n_steady;
-    m.mean = s.mean;
+    const auto& mo = s.moments;
+    m.n_steady = mo.n;
+    m.mean = mo.mean;
     m.median = stats::quantile_sorted(s.steady, 0.5);
     m.p90 = stats::quantile_sorted(s.steady, 0.9);
     m.p99 = stats::quantile_sorted(s.steady, 0.99);
-    m.min = s.min;
-    m.max = s.max;
-    m.stddev = s.n_steady > 1 ? std::sqrt(s.m2 / static_cast<double>(s.n_steady - 1)) : 0;
+    m.min = mo.min;
+    m.max = mo.max;
+    m.stddev = mo.stddev();
     // Rates: time-weighted (harmonic) mean, i.e. total work over total time, so
     // a stall weighs what it cost. Times and the rest: the median, robust to stalls.
-    double harmonic = s.all_positive && s.inverse_sum > 0 ? static_cast<double>(s.n_steady) / s.inverse_sum : s.mean;
+    double harmonic = s.all_positive && s.inverse_sum > 0 ? static_cast<double>(mo.n) / s.inverse_sum : mo.mean;
     m.value = s.info.better == model::Better::Higher ? harmonic : m.median;
-    if (static_cast<std::size_t>(s.n_steady) > s.steady.size())
+    if (static_cast<std::size_t>(mo.n) > s.steady.size())
       r.notes.push_back(fmt::format("quantiles of {} come from a uniform sample of {} of its {} steady values", s.info.name,
-                                    s.steady.size(), s.n_steady));
+                                    s.steady.size(), mo.n));
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);
     std::vector<double>().swap(s.steady);
   }
   // Sampler series: peak for memory (what runs out), mean for the rest (utilisation, power).
   for (const auto& s : m_sampled) {
-    if (s.store_id < 0 || s.n == 0) continue;
+    const auto& mo = s.moments;
+    if (s.store_id < 0 || mo.n == 0) continue;
     model::MetricSummary m;
     m.metric = s.info.name;
-    m.n_total = m.n_steady = s.n;
-    m.mean = s.mean;
-    m.min = s.min;
-    m.max = s.max;
-    m.stddev = s.n > 1 ? std::sqrt(s.m2 / static_cast<double>(s.n - 1)) : 0;
-    m.value = model::is_memory_metric(m.metric) ? s.max : s.mean;
+    m.n_total = m.n_steady = mo.n;
+    m.mean = mo.mean;
+    m.min = mo.min;
+    m.max = mo.max;
+    m.stddev = mo.stddev();
+    m.value = model::is_memory_metric(m.metric) ? mo.max : mo.mean;
     m.median = m.p90 = m.p99 = m.value;
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);

@@ -4,6 +4,7 @@
 // batches (memory stays bounded by the per-metric steady values the summary
 // needs), and builds the per-trial summaries when the trial ends.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -86,6 +87,20 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   long long harness_metric_id(std::string_view name, std::string_view unit);
 
  private:
+  // Count, mean, spread and extremes without keeping the values (Welford).
+  struct RunningStats {
+    long long n = 0;
+    double mean = 0, m2 = 0, min = 0, max = 0;
+    void add(double v) {
+      ++n;
+      double d = v - mean;
+      mean += d / static_cast<double>(n);
+      m2 += d * (v - mean);
+      min = n == 1 ? v : std::min(min, v);
+      max = n == 1 ? v : std::max(max, v);
+    }
+    double stddev() const { return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
+  };
   struct Series {
     model::MetricInfo info;
     long long store_id = -1;
@@ -99,8 +114,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     // uniform reservoir sample (a 72-hour soak has millions per metric).
     // Count, mean, spread, extremes and the harmonic mean stay exact.
     std::vector<double> steady;
-    long long n_steady = 0;
-    double mean = 0, m2 = 0, min = 0, max = 0;
+    RunningStats moments;
     double inverse_sum = 0;
     bool all_positive = true;
   };
@@ -113,8 +127,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   struct Sampled {
     model::MetricInfo info;
     long long store_id = -1;
-    long long n = 0;
-    double mean = 0, m2 = 0, min = 0, max = 0;  // Welford running moments
+    RunningStats moments;
   };
 
   store::Store& m_store;
@@ -140,7 +153,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   // 60 s windows keeps 4,320 of them).
   double m_window_s = 0;
   std::function<void(const Progress&)> m_progress;
-  int m_primary_id = -1;
+  int m_primary_id = -1;     // step_time_ms once it appears, else the first metric
+  int m_throughput_id = -1;
   double m_window_end = 0;
   std::vector<double> m_window_values;
   std::vector<double> m_window_throughput;

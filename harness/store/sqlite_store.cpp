@@ -514,17 +514,8 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
 }
 
 Expected<std::vector<SampleRow>> SqliteStore::load_samples(long long trial_id, long long metric_id) {
-  std::lock_guard lock(m_mu);
   std::vector<SampleRow> out;
-  Stmt s(m_db,
-         "SELECT step, t_s, value FROM samples WHERE rowid BETWEEN "
-         "(SELECT samples_first_rowid FROM trials WHERE id = ?1) AND (SELECT samples_last_rowid FROM trials WHERE id = ?1) "
-         "AND trial_id = ?1 AND metric_id = ?2 ORDER BY rowid");
-  s.bind(1, trial_id).bind(2, metric_id);
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW)
-    out.push_back({metric_id, s.i64(0), s.f64(1), s.is_null(2) ? std::nan("") : s.f64(2)});
-  if (rc != SQLITE_DONE) return fail(rc, "reading samples");
+  if (auto st = for_each_sample(trial_id, metric_id, [&](const SampleRow& r) { out.push_back(r); }); !st) return st.error();
   return out;
 }
 

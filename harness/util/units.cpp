@@ -84,6 +84,11 @@ std::string format_duration(double seconds) {
   return fmt::format("{}h{:02}m", total / 3600, (total % 3600) / 60);
 }
 
+std::string format_hms(double seconds) {
+  long long t = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
+}
+
 std::string format_bytes(std::uint64_t bytes) {
   constexpr double k = 1024.0;
   auto b = static_cast<double>(bytes);

@@ -12,7 +12,9 @@ Expected<double> parse_duration_s(std::string_view text);
 // "4096", "64KB", "16MiB", "1GB" -> bytes (KB/MB/GB are powers of 1024, as people mean them for logs).
 Expected<std::uint64_t> parse_bytes(std::string_view text);
 
-std::string format_duration(double seconds);  // "850 ms", "12.3 s", "4m05s", "2h10m"
+std::string format_duration(double seconds);
+// "26:03:07": hours, minutes, seconds, for elapsed times and ETAs of long runs.
+std::string format_hms(double seconds);  // "850 ms", "12.3 s", "4m05s", "2h10m"
 std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace perfgate::util
