@@ -28,6 +28,7 @@ struct Config {
   int layers = 4;
   int width = 96;                    // matmul size (batch x width x width per layer)
   double act_mb = 16;                // element-wise activation memory per rank and step (fp32 size)
+  double act_llc = 0;                // > 0: size act_mb at this many last-level caches per layer
   double grad_mb = 100;              // gradient bytes all-reduced per step (nominal model size)
   std::uint64_t seed = 1;
   // calibration of the modelled latencies

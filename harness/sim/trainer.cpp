@@ -374,8 +374,8 @@ int Job::run(std::FILE* out, bool stdout_protocol) {
   std::fputs(m_prefix, out);
   std::fprintf(out,
                "{\"summary\": {\"compile_ms\": %.3f, \"buckets\": %d, \"ranks\": %d, \"skipped_steps\": %lld, "
-               "\"final_loss\": %s, \"matmul_tile\": %d}}\n",
-               m_compile_ms, m_allreduce->bucket_count(), m_cfg.ranks, m_skipped, loss.c_str(), m_tile);
+               "\"final_loss\": %s, \"matmul_tile\": %d, \"act_mb\": %.1f}}\n",
+               m_compile_ms, m_allreduce->bucket_count(), m_cfg.ranks, m_skipped, loss.c_str(), m_tile, m_cfg.act_mb);
   std::fflush(out);
   return 0;
 }
