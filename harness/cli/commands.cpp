@@ -286,4 +286,56 @@ int do_show(State& s) {
   return 0;
 }
 
+void setup_import(CLI::App& sub, State& s) {
+  sub.add_option("files", s.import_files, "result files; each becomes one trial")->required();
+  sub.add_option("--format", s.import_format, "gbench (Google Benchmark JSON) | jsonl (the metric protocol)")->required();
+  sub.add_option("--suite", s.import_suite, "suite name the run is filed under (baselines and history select by it)")
+      ->required();
+  sub.add_option("--workload", s.import_workload, "workload name (default: the format)");
+  sub.add_option("--config", s.import_configs, "a parameter of the configuration, key=value (repeatable)");
+  sub.add_option("--tag", s.tags, "tag the run (repeatable)");
+  sub.add_option("--commit", s.commit, "commit measured (default: git HEAD of the current directory)");
+  sub.add_option("--branch", s.branch, "branch measured (default: from git)");
+  sub.add_flag("-q,--quiet", s.quiet, "no per-file progress lines");
+}
+
+int do_import(State& s) {
+  runner::ImportRequest req;
+  req.format = s.import_format;
+  req.files = s.import_files;
+  req.suite = s.import_suite;
+  req.workload = s.import_workload;
+  req.cwd = fs::current_path().string();
+  for (const auto& kv : s.import_configs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail(Error::input(fmt::format("--config '{}': expected key=value, e.g. --config impl=simd", kv)));
+    req.params[kv.substr(0, eq)] = model::Scalar::infer(kv.substr(eq + 1));
+  }
+  auto st = open_store(s);
+  if (!st) return fail(st.error());
+  runner::RunOptions ro;
+  ro.tags = s.tags;
+  ro.commit = s.commit;
+  ro.branch = s.branch;
+  ro.progress = s.quiet ? nullptr : &std::cerr;
+  std::string cmdline = "perfgate import --format " + s.import_format + " --suite " + s.import_suite;
+  for (const auto& f : s.import_files) cmdline += " " + shell_quote(f);
+  ro.command_line = cmdline;
+  auto outcome = runner::import_files(req, **st, ro);
+  if (!outcome) return fail(outcome.error());
+  auto data = (*st)->load_run(outcome->run_id);
+  if (!data) return fail(data.error());
+  std::cout << report::make_table_reporter()->show(analysis::summarise_run(*data), {});
+  if (outcome->trials_ok == 0) {
+    // The files are the input: none readable is an input error; the run stays, marked failed.
+    std::cerr << fmt::format("perfgate: no file of run {} could be read\n", outcome->run_id);
+    return static_cast<int>(ExitCode::InputError);
+  }
+  if (outcome->trials_failed > 0)
+    std::cerr << fmt::format("perfgate: warning: {} of {} files could not be read (see above)\n", outcome->trials_failed,
+                             outcome->trials_total);
+  return 0;
+}
+
 }  // namespace perfgate::cli

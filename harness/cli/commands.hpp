@@ -56,6 +56,11 @@ struct State {
   std::string soak_hang_after = "30m";
   std::string checklist_path;
   long long bootstrap_seed = 1;
+  // import
+  std::string import_format;
+  std::vector<std::string> import_files;
+  std::string import_suite, import_workload;
+  std::vector<std::string> import_configs;
 };
 
 struct Command {
@@ -89,5 +94,7 @@ void setup_gate(CLI::App& sub, State& s);
 int do_gate(State& s);
 void setup_history(CLI::App& sub, State& s);
 int do_history(State& s);
+void setup_import(CLI::App& sub, State& s);
+int do_import(State& s);
 
 }  // namespace perfgate::cli

@@ -33,6 +33,8 @@ class TrialObserver {
   virtual ~TrialObserver() = default;
   // One complete stdout line (at most 1 MiB; longer lines are cut and flagged).
   virtual void on_stdout_line(std::string_view line, bool oversized, double t_s) = 0;
+  // The same for stderr; most observers only read stdout.
+  virtual void on_stderr_line(std::string_view line, bool oversized, double t_s) { (void)line, (void)oversized, (void)t_s; }
   // Once, right after the process started: samplers watch this pid's tree.
   virtual void on_start(int pid) { (void)pid; }
   // Periodically while the process runs and once after it ends (final = true).

@@ -87,7 +87,8 @@ class Session {
   TrialObserver& m_obs;
   LaunchResult& m_res;
   LogSink m_out, m_err;
-  util::LineSplitter m_lines;
+  util::LineSplitter m_lines;      // stdout
+  util::LineSplitter m_err_lines;  // stderr: log presets read it (Python's logging writes there)
   pid_t m_pid = -1;
   int m_pidfd = -1;
   bool m_reaped = false;
@@ -186,10 +187,11 @@ bool Session::drain(Stream& s) {
     if (n > 0) {
       std::string_view chunk(buf, static_cast<std::size_t>(n));
       s.sink->write(chunk);
-      if (s.is_stdout) {
-        double t = now_s() - m_t0;
+      double t = now_s() - m_t0;
+      if (s.is_stdout)
         m_lines.feed(chunk, [&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, t); });
-      }
+      else
+        m_err_lines.feed(chunk, [&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, t); });
       continue;
     }
     if (n == 0) {
@@ -197,6 +199,8 @@ bool Session::drain(Stream& s) {
       s.fd = -1;
       if (s.is_stdout)
         m_lines.finish([&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, now_s() - m_t0); });
+      else
+        m_err_lines.finish([&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, now_s() - m_t0); });
       return false;
     }
     if (errno == EINTR) continue;

@@ -12,16 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-bool valid_metric_name(std::string_view n) {
-  if (n.empty() || n.size() > 128) return false;
-  for (char c : n) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-' || c == '/' || c == ':';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // Python's json.dumps writes NaN, Infinity and -Infinity, which JSON lacks.
 // Losses do go NaN, and that must be recorded, so map the bare tokens (outside
 // strings) to marker strings and parse again. Only runs for lines that failed.
@@ -68,16 +58,6 @@ std::optional<double> number_of(const json& v) {
     if (s == "__-inf__") return -std::numeric_limits<double>::infinity();
   }
   return std::nullopt;
-}
-
-std::string excerpt_of(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 80)) {
-    auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (text.size() > 80) out += "...";
-  return out;
 }
 
 // Fast path for the common line, a flat step record of numbers: reads it with
@@ -141,21 +121,8 @@ class FlatRecordSax {
 
 }  // namespace
 
-std::string_view to_string(LineSource s) { return s == LineSource::File ? "metrics file" : "stdout"; }
-
-int ProtocolParser::metric_id(std::string_view name) {
-  auto it = m_ids.find(std::string(name));
-  if (it != m_ids.end()) return it->second;
-  if (m_ids.size() >= k_max_metrics || !valid_metric_name(name)) return -1;
-  int id = static_cast<int>(m_ids.size());
-  m_ids.emplace(std::string(name), id);
-  m_sink.on_new_metric(id, name);
-  return id;
-}
-
 void ProtocolParser::bad(LineSource src, long long line_no, std::string reason, std::string_view text) {
-  ++m_malformed_count;
-  if (m_malformed.size() < k_max_kept_malformed) m_malformed.push_back({src, line_no, std::move(reason), excerpt_of(text)});
+  m_malformed.add(src, line_no, std::move(reason), text);
 }
 
 void ProtocolParser::feed_file_line(std::string_view line, bool oversized, double arrival_t_s) {

@@ -11,46 +11,32 @@
 #include <unordered_map>
 #include <vector>
 
+#include <memory>
+
+#include "harness/metrics/registry.hpp"
 #include "harness/model/metric.hpp"
 
 namespace perfgate::metrics {
 
-enum class LineSource { File, Stdout };
-
-struct MalformedLine {
-  LineSource source;
-  long long line_no;      // 1-based within its source
-  std::string reason;
-  std::string excerpt;    // at most 80 bytes, non-printable bytes shown as '?'
-};
-
-// What the parser hands on. Metric ids are small integers, stable within one parser.
-class ProtocolSink {
- public:
-  virtual ~ProtocolSink() = default;
-  virtual void on_new_metric(int id, std::string_view name) = 0;
-  // One step: (metric id, value) pairs; t_s is the workload's "t_s" if given, else the arrival time.
-  virtual void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) = 0;
-  virtual void on_summary(int metric_id, double value) = 0;
-  virtual void on_meta_unit(int metric_id, std::string_view unit) = 0;
-  virtual void on_meta_better(int metric_id, model::Better better) = 0;
-};
-
 class ProtocolParser {
  public:
   static constexpr std::string_view k_stdout_prefix = "PERFGATE ";
-  static constexpr std::size_t k_max_metrics = 512;     // distinct names per trial; guards against garbage keys
-  static constexpr std::size_t k_max_kept_malformed = 20;
+  static constexpr std::size_t k_max_metrics = MetricRegistry::k_default_max_metrics;
+  static constexpr std::size_t k_max_kept_malformed = MalformedLines::k_max_kept;
 
-  explicit ProtocolParser(ProtocolSink& sink) : m_sink(sink) {}
+  // With its own metric ids...
+  explicit ProtocolParser(ProtocolSink& sink)
+      : m_own_registry(std::make_unique<MetricRegistry>(sink)), m_registry(*m_own_registry), m_sink(sink) {}
+  // ...or with ids shared with another reader of the same trial (a log preset).
+  explicit ProtocolParser(MetricRegistry& registry) : m_registry(registry), m_sink(registry.sink()) {}
 
   // A line of the metrics file.
   void feed_file_line(std::string_view line, bool oversized, double arrival_t_s);
   // A stdout line; lines without the prefix are the workload's own output and ignored.
   void feed_stdout_line(std::string_view line, bool oversized, double arrival_t_s);
 
-  long long malformed_count() const { return m_malformed_count; }
-  const std::vector<MalformedLine>& malformed() const { return m_malformed; }
+  long long malformed_count() const { return m_malformed.count(); }
+  const std::vector<MalformedLine>& malformed() const { return m_malformed.kept(); }
   long long records() const { return m_records; }
 
  private:
@@ -58,20 +44,18 @@ class ProtocolParser {
   void step_record(const std::vector<std::pair<std::string, double>>& fields, std::size_t count, LineSource src,
                    long long line_no, double arrival_t_s, std::string_view text);
   void bad(LineSource src, long long line_no, std::string reason, std::string_view text);
-  int metric_id(std::string_view name);
+  int metric_id(std::string_view name) { return m_registry.id(name); }
 
+  std::unique_ptr<MetricRegistry> m_own_registry;
+  MetricRegistry& m_registry;
   ProtocolSink& m_sink;
-  std::unordered_map<std::string, int> m_ids;
   std::vector<std::pair<int, double>> m_values;  // reused per step
   std::vector<std::pair<std::string, int>> m_position_ids;  // key and metric id last seen at each field position
   std::vector<std::pair<std::string, double>> m_flat;  // reused per line: the record's numeric fields
   long long m_file_lines = 0, m_stdout_lines = 0;
   long long m_last_step = -1;
   long long m_records = 0;
-  long long m_malformed_count = 0;
-  std::vector<MalformedLine> m_malformed;
+  MalformedLines m_malformed;
 };
-
-std::string_view to_string(LineSource s);
 
 }  // namespace perfgate::metrics

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/model/metric.hpp"
 #include "harness/model/params.hpp"
 
 namespace perfgate::model {
@@ -25,9 +26,27 @@ struct Warmup {
   std::string str() const;
 };
 
+// A pattern of the `regex` parser: named groups are metrics, a group named
+// `step` is the step number (docs/suite-format.md, "Reading logs").
+struct LogPattern {
+  std::string regex;
+  bool summary = false;                          // `record: summary`: one number per trial, last match wins
+  std::map<std::string, std::string> units;      // metric -> unit
+  std::map<std::string, Better> better;          // metric -> direction
+  SourceLoc loc;
+};
+
 struct MetricsSpec {
-  std::string parser = "jsonl";   // the metric protocol of docs/metric-protocol.md
+  // jsonl (the metric protocol of docs/metric-protocol.md), megatron,
+  // mindspore, modelzoo, ais_bench, gbench or regex.
+  std::string parser = "jsonl";
   std::string primary = "throughput";
+  // A log file to read instead of stdout and stderr; gbench: the JSON file
+  // (when empty the harness passes --benchmark_out). May hold {placeholders}.
+  std::string file;
+  std::string batch_size;                 // mindspore: samples per step, for throughput; may hold {placeholders}
+  std::vector<LogPattern> patterns;       // regex
+  SourceLoc loc;
 };
 
 // A sampler a suite asks for: `samplers: [proc, npu-smi]`, or a mapping

@@ -94,6 +94,8 @@ GatePolicy default_gate_policy() {
   rule("latency_p99_ms*", 0.10);  // a tail: noisier than the median
   rule("first_step_ms", 0.10);    // compile / warm-up time
   rule("peak_rss_mb");
+  rule("npu_compute_time_ms");  // ais_bench: the device time per inference
+  rule("*.real_time_*");        // Google Benchmark: each benchmark's wall time per iteration
   return p;
 }
 

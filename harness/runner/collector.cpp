@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "harness/stats/descriptive.hpp"
@@ -12,33 +14,101 @@
 namespace perfgate::runner {
 
 TrialCollector::TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup)
-    : m_store(store), m_metrics_path(std::move(metrics_path)), m_warmup(warmup), m_parser(*this),
-      m_writer(store, trial_id) {}
+    : m_store(store), m_warmup(warmup), m_registry(*this), m_parser(m_registry), m_writer(store, trial_id) {
+  m_metrics_file.path = std::move(metrics_path);
+}
 
-TrialCollector::~TrialCollector() {
-  if (m_file) std::fclose(m_file);
+TrialCollector::~TrialCollector() = default;
+
+TrialCollector::TailedFile::~TailedFile() {
+  if (f) std::fclose(f);
+}
+
+namespace {
+
+// Size, change time and inode: changes when a process writes the file.
+std::string file_state(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return fmt::format("{}:{}.{}:{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ino);
+}
+
+}  // namespace
+
+void TrialCollector::TailedFile::skip_existing() {
+  f = std::fopen(path.c_str(), "rb");
+  if (!f) return;
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) == 0) inode = st.st_ino;
+  std::fseek(f, 0, SEEK_END);
+}
+
+void TrialCollector::TailedFile::poll(const std::function<void(std::string_view, bool)>& on_line) {
+  if (path.empty()) return;
+  struct stat now {};
+  bool exists = ::stat(path.c_str(), &now) == 0;
+  if (f && exists && inode != 0 && now.st_ino != inode) {
+    // Replaced: finish what the old file held, then read the new one from its start.
+    std::fclose(f);
+    f = nullptr;
+  }
+  if (!f) {
+    f = std::fopen(path.c_str(), "rb");
+    if (!f) return;  // not written yet
+    struct stat st {};
+    if (::fstat(::fileno(f), &st) == 0) inode = st.st_ino;
+  } else if (exists && static_cast<long long>(now.st_size) < static_cast<long long>(std::ftell(f))) {
+    std::fseek(f, 0, SEEK_SET);  // truncated and written again
+  }
+  static thread_local std::vector<char> buf(1 << 20);
+  while (true) {
+    std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
+    if (n == 0) break;
+    lines.feed(std::string_view(buf.data(), n), on_line);
+    if (n < buf.size()) break;
+  }
+  std::clearerr(f);  // EOF now is not EOF forever: the workload keeps appending
+}
+
+Status TrialCollector::attach_output_parser(const model::MetricsSpec& spec, bool written_during_trial) {
+  auto p = metrics::make_output_parser(spec, m_registry);
+  if (!p) return p.error();
+  m_output = std::move(*p);
+  if (m_output->reads_lines() && !spec.file.empty()) {
+    m_log_file.path = spec.file;
+    m_log_file.skip_existing();
+  } else if (!m_output->reads_lines()) {
+    m_whole_file = spec.file;
+    if (written_during_trial) m_whole_file_before = file_state(spec.file);
+  }
+  return Ok{};
 }
 
 void TrialCollector::on_stdout_line(std::string_view line, bool oversized, double t_s) {
   m_parser.feed_stdout_line(line, oversized, t_s);
+  if (m_output && m_output->reads_lines() && m_log_file.path.empty())
+    m_output->feed_line(line, metrics::LineSource::Stdout, oversized, t_s);
 }
 
-void TrialCollector::tail_file(double t_s) {
-  if (!m_file) {
-    m_file = std::fopen(m_metrics_path.c_str(), "rb");
-    if (!m_file) return;
-  }
-  static thread_local std::vector<char> buf(1 << 20);
-  while (true) {
-    std::size_t n = std::fread(buf.data(), 1, buf.size(), m_file);
-    if (n == 0) break;
-    m_file_lines.feed(std::string_view(buf.data(), n), [&](std::string_view line, bool oversized) {
-      m_parser.feed_file_line(line, oversized, t_s);
-    });
+void TrialCollector::on_stderr_line(std::string_view line, bool oversized, double t_s) {
+  if (m_output && m_output->reads_lines() && m_log_file.path.empty())
+    m_output->feed_line(line, metrics::LineSource::Stderr, oversized, t_s);
+}
+
+void TrialCollector::tail_files(double t_s) {
+  m_metrics_file.poll([&](std::string_view line, bool oversized) {
+    m_parser.feed_file_line(line, oversized, t_s);
     if (m_pending.size() >= k_flush_rows) flush();
-    if (n < buf.size()) break;
-  }
-  std::clearerr(m_file);  // EOF now is not EOF forever: the workload keeps appending
+  });
+  if (m_output)
+    m_log_file.poll([&](std::string_view line, bool oversized) {
+      m_output->feed_line(line, metrics::LineSource::File, oversized, t_s);
+      if (m_pending.size() >= k_flush_rows) flush();
+    });
+}
+
+long long TrialCollector::malformed_count() const {
+  return m_parser.malformed_count() + (m_output ? m_output->malformed_count() : 0);
 }
 
 void TrialCollector::on_start(int pid) {
@@ -95,7 +165,7 @@ void TrialCollector::close_window(double t_s) {
 }
 
 void TrialCollector::on_tick(double t_s, bool final) {
-  tail_file(t_s);
+  tail_files(t_s);
   if (final && m_sampling) m_sampling->stop();
   drain_sampling();
   // Arrival time of the latest step, to the tick: what a hang is measured from.
@@ -118,7 +188,17 @@ void TrialCollector::on_tick(double t_s, bool final) {
     }
   }
   if (final) {
-    m_file_lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
+    m_metrics_file.lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
+    if (m_output) {
+      m_log_file.lines.finish([&](std::string_view line, bool oversized) {
+        m_output->feed_line(line, metrics::LineSource::File, oversized, t_s);
+      });
+      // A whole-file format the trial did not write would report an earlier trial's numbers.
+      if (m_whole_file.empty() || m_whole_file_before.empty() || file_state(m_whole_file) != m_whole_file_before)
+        m_output->finish(t_s);
+      else
+        m_stale_note = fmt::format("{} was not written during the trial; its earlier content was not read", m_whole_file);
+    }
     flush();
     if (auto st = m_writer.drain(); !st && m_store_status) m_store_status = st;
     return;
@@ -185,9 +265,7 @@ void TrialCollector::keep_steady(Series& s, double v) {
 }
 
 void TrialCollector::on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) {
-  bool steady = true;
-  if (m_warmup.kind == model::Warmup::Kind::Steps) steady = static_cast<double>(m_steps) >= m_warmup.amount;
-  else if (m_warmup.kind == model::Warmup::Kind::Seconds) steady = t_s >= m_warmup.amount;
+  const bool past_warmup_time = m_warmup.kind != model::Warmup::Kind::Seconds || t_s >= m_warmup.amount;
   if (m_steps == 0) m_first_step_arrival = t_s;
   ++m_steps;
   m_last_step_no = step;
@@ -202,6 +280,13 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
   }
   for (const auto& [id, v] : values) {
     auto& s = m_series[static_cast<std::size_t>(id)];
+    // Warm-up steps count per metric: the first N values of each. Where every
+    // record carries every metric that is the first N records; where records
+    // differ (a loss line and a timing line, one benchmark after another) it
+    // is still each series' own start that is dropped.
+    const bool steady = m_warmup.kind == model::Warmup::Kind::Steps
+                            ? static_cast<double>(s.n_total) >= m_warmup.amount
+                            : past_warmup_time;
     if (s.n_total == 0) s.first_value = v;
     ++s.n_total;
     if (!std::isfinite(v)) ++s.n_nonfinite;
@@ -327,13 +412,18 @@ TrialCollector::Result TrialCollector::finish() {
         }
       }
   }
-  if (m_parser.malformed_count() > 0) {
-    std::string first;
-    for (const auto& b : m_parser.malformed()) {
-      if (!first.empty()) break;
-      first = fmt::format("{} line {}: {} ({})", metrics::to_string(b.source), b.line_no, b.reason, b.excerpt);
-    }
-    r.notes.push_back(fmt::format("{} malformed metric line(s) skipped; first: {}", m_parser.malformed_count(), first));
+  auto report_malformed = [&](long long count, const std::vector<metrics::MalformedLine>& kept, std::string_view what) {
+    if (count == 0 || kept.empty()) return;
+    const auto& b = kept.front();
+    std::string where = b.line_no > 0 ? fmt::format("{} line {}", metrics::to_string(b.source), b.line_no)
+                                      : std::string(metrics::to_string(b.source));
+    r.notes.push_back(fmt::format("{} {} skipped; first: {}: {} ({})", count, what, where, b.reason, b.excerpt));
+  };
+  report_malformed(m_parser.malformed_count(), m_parser.malformed(), "malformed metric line(s)");
+  if (m_output) {
+    report_malformed(m_output->malformed_count(), m_output->malformed(), "log line(s) recognised but unreadable");
+    for (const auto& n : m_output->notes()) r.notes.push_back(n);
+    if (!m_stale_note.empty()) r.notes.push_back(m_stale_note);
   }
   return r;
 }

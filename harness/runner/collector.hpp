@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/exec/launcher.hpp"
+#include "harness/metrics/output_parser.hpp"
 #include "harness/metrics/protocol.hpp"
 #include "harness/runner/sample_writer.hpp"
 #include "harness/model/suite.hpp"
@@ -35,6 +36,13 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   // Samplers to run while the trial lives (started when the process starts,
   // stopped at its end); their series are stored like step metrics.
   void attach_sampling(sampling::SamplingSession* session) { m_sampling = session; }
+
+  // A reader of the workload's own output (a log preset, gbench, regex), for
+  // parsers other than jsonl; `spec` has its placeholders substituted. Its
+  // lines come from stdout and stderr, or from spec.file when one is named.
+  // A whole file (gbench) is read only if the trial wrote it, unless
+  // written_during_trial is false (import: the file is the input).
+  Status attach_output_parser(const model::MetricsSpec& spec, bool written_during_trial = true);
 
   // Soak: end the trial as a hang when no step record arrives for this long.
   void set_hang_after(double seconds) { m_hang_after_s = seconds; }
@@ -60,6 +68,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   void on_start(int pid) override;
   std::string stop_request() override { return m_stop; }
   void on_stdout_line(std::string_view line, bool oversized, double t_s) override;
+  void on_stderr_line(std::string_view line, bool oversized, double t_s) override;
   void on_tick(double t_s, bool final) override;
 
   // metrics::ProtocolSink
@@ -82,7 +91,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
 
   // The first store error, if any; later writes are skipped once one happens.
   const Status& store_status() const { return m_store_status; }
-  const metrics::ProtocolParser& parser() const { return m_parser; }
+  // Lines the parsers recognised but could not read, over all of them.
+  long long malformed_count() const;
   // Registers a harness-side metric (wall time, RSS) and returns its store id.
   long long harness_metric_id(std::string_view name, std::string_view unit);
 
@@ -118,7 +128,21 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     double inverse_sum = 0;
     bool all_positive = true;
   };
-  void tail_file(double t_s);
+  // A file another process appends to, read as it grows.
+  struct TailedFile {
+    std::string path;
+    std::FILE* f = nullptr;
+    util::LineSplitter lines;
+    unsigned long long inode = 0;
+    ~TailedFile();
+    // Starts at the file's current end: what an earlier trial left in a fixed
+    // log path is not this trial's.
+    void skip_existing();
+    // Reads what was appended; follows a file that was truncated or replaced
+    // (a log opened with "w", a rotated log) from its start.
+    void poll(const std::function<void(std::string_view, bool)>& on_line);
+  };
+  void tail_files(double t_s);
   void flush();
   void drain_sampling();
   void keep_steady(Series& s, double v);
@@ -131,11 +155,15 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   };
 
   store::Store& m_store;
-  std::string m_metrics_path;
   model::Warmup m_warmup;
+  metrics::MetricRegistry m_registry;  // shared by the protocol parser and the output parser
   metrics::ProtocolParser m_parser;
-  util::LineSplitter m_file_lines;
-  std::FILE* m_file = nullptr;
+  TailedFile m_metrics_file;
+  std::unique_ptr<metrics::OutputParser> m_output;
+  TailedFile m_log_file;  // the output parser's log file, when the suite names one
+  std::string m_whole_file;              // gbench: the file read at the end
+  std::string m_whole_file_before;       // its size and time before the trial; "" when it did not exist
+  std::string m_stale_note;
   std::vector<Series> m_series;  // indexed by parser metric id
   std::vector<store::SampleRow> m_pending;
   SampleWriter m_writer;

@@ -166,6 +166,31 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     spec.env["PERFGATE_DURATION_S"] = fmt::format("{:.0f}", duration_s);
 
     TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    // A log preset, gbench or regex reads the workload's own output.
+    std::string parser_error;
+    if (w.metrics.parser != "jsonl" && subst_error.empty()) {
+      model::MetricsSpec ms = w.metrics;
+      auto file = suite::substitute(ms.file, lookup);
+      auto batch = suite::substitute(ms.batch_size, lookup);
+      if (!file || !batch) {
+        subst_error = !file ? file.error().message : batch.error().message;
+      } else {
+        ms.file = *file;
+        ms.batch_size = *batch;
+        if (ms.parser == "gbench" && ms.file.empty()) {
+          // The harness asks the benchmark binary for its JSON in the trial directory.
+          ms.file = (trial_dir / "gbench.json").string();
+          std::string out_arg = "--benchmark_out=" + ms.file;
+          if (spec.shell) spec.argv.back() += " '" + out_arg + "' --benchmark_out_format=json";
+          else {
+            spec.argv.push_back(out_arg);
+            spec.argv.push_back("--benchmark_out_format=json");
+          }
+        }
+        if (!ms.file.empty() && fs::path(ms.file).is_relative()) ms.file = (fs::path(w.cwd) / ms.file).string();
+        if (auto attached = collector.attach_output_parser(ms); !attached) parser_error = attached.error().message;
+      }
+    }
     if (soak) {
       collector.set_hang_after(opts.soak.hang_after_s);
       if (opts.soak.on_progress) {
@@ -186,9 +211,11 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     sampling::SamplingSession session(std::move(samplers), w.sample_interval_s);
     if (!session.empty()) collector.attach_sampling(&session);
     exec::LaunchResult lr;
-    if (!subst_error.empty()) {
+    if (!subst_error.empty() || !parser_error.empty()) {
       lr.outcome = exec::Outcome::FailedToStart;
-      lr.error = subst_error;  // validated at load; only reachable through a bug
+      // Placeholders are validated at load; a parser fails here on a bad value
+      // it got from a placeholder (a batch_size that is not a number).
+      lr.error = !subst_error.empty() ? subst_error : parser_error;
     } else {
       lr = launcher.launch(spec, collector);
     }
@@ -201,7 +228,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     trial.exit_code = lr.exit_code;
     trial.signal = lr.signal;
     trial.steps = res.steps;
-    trial.malformed_lines = collector.parser().malformed_count();
+    trial.malformed_lines = collector.malformed_count();
     switch (lr.outcome) {
       case exec::Outcome::Exited: trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed; break;
       case exec::Outcome::Signaled:
@@ -225,7 +252,10 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     if (lr.leftover_processes > 0)
       notes.push_back(fmt::format("{} process(es) of the workload outlived it and were killed", lr.leftover_processes));
     if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.summaries.empty())
-      notes.push_back("reported no metrics: write JSON lines to $PERFGATE_METRICS or print 'PERFGATE {...}' lines");
+      notes.push_back(w.metrics.parser == "jsonl"
+                          ? "reported no metrics: write JSON lines to $PERFGATE_METRICS or print 'PERFGATE {...}' lines"
+                          : fmt::format("reported no metrics: nothing in its output was read by parser {}{}",
+                                        w.metrics.parser, w.metrics.file.empty() ? "" : " from " + w.metrics.file));
     trial.notes = util::sanitize_utf8(util::join(notes, "; "));  // samplers may quote garbage output
 
     if (lr.outcome != exec::Outcome::FailedToStart) {
@@ -298,6 +328,35 @@ std::string recorded_env_json(const model::Suite& suite) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+store::RunRecord new_run_record(std::string suite_name, std::string suite_path, std::string description,
+                                std::uint64_t seed, const RunOptions& opts, const FingerprintOptions& fo,
+                                const std::string& git_dir) {
+  auto fp = machine_fingerprint(fo);
+  store::RunRecord rec;
+  rec.suite = std::move(suite_name);
+  // Absolute, so an adaptive gate started elsewhere can reload the suite.
+  rec.suite_path = std::move(suite_path);
+  rec.description = std::move(description);
+  rec.started_at = util::unix_now_s();
+  rec.status = model::RunStatus::Running;
+  rec.host = hostname();
+  rec.pid = ::getpid();
+  rec.fingerprint_json = fp.json;
+  rec.fingerprint_hash = fp.hash;
+  rec.tags = opts.tags;
+  rec.seed = seed;
+  rec.argv = opts.command_line;
+  rec.perfgate_version = PERFGATE_VERSION;
+  rec.git_commit = opts.commit;
+  rec.git_branch = opts.branch;
+  if (rec.git_commit.empty() || rec.git_branch.empty()) {
+    auto g = git_info(git_dir);
+    if (rec.git_commit.empty()) rec.git_commit = g.commit;
+    if (rec.git_branch.empty()) rec.git_branch = g.branch;
+  }
+  return rec;
+}
+
 Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
                               exec::Launcher& launcher, const RunOptions& opts) {
   auto say = [&](const std::string& line) {
@@ -316,31 +375,9 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
     fo.python = exe.has_parent_path() && exe.is_relative() ? (fs::path(w.cwd) / exe).string() : exe.string();
     break;
   }
-  auto fp = machine_fingerprint(fo);
-
-  store::RunRecord rec;
-  rec.suite = suite.name;
-  // Absolute, so an adaptive gate started elsewhere can reload the suite.
-  rec.suite_path = fs::absolute(suite.path).lexically_normal().string();
-  rec.description = suite.description;
-  rec.started_at = util::unix_now_s();
-  rec.status = model::RunStatus::Running;
-  rec.host = hostname();
-  rec.pid = ::getpid();
-  rec.fingerprint_json = fp.json;
-  rec.fingerprint_hash = fp.hash;
-  rec.tags = opts.tags;
-  rec.seed = plan.seed;
-  rec.argv = opts.command_line;
+  auto rec = new_run_record(suite.name, fs::absolute(suite.path).lexically_normal().string(), suite.description,
+                            plan.seed, opts, fo, suite.dir);
   rec.env_json = recorded_env_json(suite);
-  rec.perfgate_version = PERFGATE_VERSION;
-  rec.git_commit = opts.commit;
-  rec.git_branch = opts.branch;
-  if (rec.git_commit.empty() || rec.git_branch.empty()) {
-    auto g = git_info(suite.dir);
-    if (rec.git_commit.empty()) rec.git_commit = g.commit;
-    if (rec.git_branch.empty()) rec.git_branch = g.branch;
-  }
   auto run_id = st.begin_run(rec);
   if (!run_id) return run_id.error();
   fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / std::to_string(*run_id));

@@ -12,6 +12,7 @@
 
 #include "harness/exec/launcher.hpp"
 #include "harness/runner/collector.hpp"
+#include "harness/runner/fingerprint.hpp"
 #include "harness/model/plan.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
@@ -68,8 +69,27 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
 Expected<RunOutcome> extend_run(const model::Suite& suite, const model::Plan& extra, store::Store& store,
                                 exec::Launcher& launcher, long long run_id, const RunOptions& opts);
 
+// A new run's record: this machine's fingerprint, options, git commit and
+// branch (read from git_dir when the options leave them empty).
+store::RunRecord new_run_record(std::string suite_name, std::string suite_path, std::string description,
+                                std::uint64_t seed, const RunOptions& opts, const FingerprintOptions& fo,
+                                const std::string& git_dir);
+
 // The plan as JSON (seed, order, cases, trial order), as stored with the run.
 std::string plan_json(const model::Plan& plan, const RunOptions& opts = {});
+
+// `perfgate import`: results produced outside perfgate (Google Benchmark
+// JSON, metric-protocol JSON lines) recorded as a new run of one
+// configuration, one trial per file, read by the same parsers as a run.
+struct ImportRequest {
+  std::string format;                 // gbench | jsonl
+  std::vector<std::string> files;
+  std::string suite;
+  std::string workload;               // empty: the format's name
+  model::Params params;
+  std::string cwd;                    // git commit and branch are read here unless given
+};
+Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& store, const RunOptions& opts);
 
 // Environment variables worth recording with every run (Ascend runtime knobs,
 // thread counts), read from perfgate's own environment; secrets redacted.

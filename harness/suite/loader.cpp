@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/yaml_helpers.hpp"
+#include "harness/util/named_regex.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
 
@@ -43,11 +45,12 @@ const std::vector<std::string> k_workload_keys = {"name",   "description", "comm
                                                   "metrics", "matrix",     "params",  "include", "exclude",
                                                   "samplers", "sample_interval"};
 const std::vector<std::string> k_profile_keys = {"profile", "description", "defaults"};
-const std::vector<std::string> k_metrics_keys = {"parser", "primary"};
+const std::vector<std::string> k_metrics_keys = {"parser", "primary", "file", "batch_size", "patterns"};
+const std::vector<std::string> k_pattern_keys = {"regex", "record", "units", "better"};
 const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
 const std::vector<std::string> k_sampler_kinds = {"proc", "npu-smi", "nvidia-smi", "command"};
 const std::vector<std::string> k_command_sampler_keys = {"kind", "name", "command", "regex", "metrics"};
-const std::vector<std::string> k_parsers = {"jsonl"};
+const std::vector<std::string> k_parsers = {"jsonl", "megatron", "mindspore", "modelzoo", "ais_bench", "gbench", "regex"};
 // `--set` keys that change settings rather than parameters.
 const std::vector<std::string> k_override_settings = {"repeats", "warmup", "timeout", "kill_grace", "log_limit"};
 
@@ -104,6 +107,10 @@ struct Settings {
   std::optional<std::string> cwd;
   std::optional<std::string> parser;
   std::optional<std::string> primary;
+  std::optional<std::string> metrics_file;
+  std::optional<std::string> batch_size;
+  std::optional<std::vector<model::LogPattern>> patterns;
+  SourceLoc metrics_loc;
   std::map<std::string, std::string> env;
   std::map<std::string, SourceLoc> env_locs;
   std::optional<std::vector<model::SamplerSpec>> samplers;  // a higher layer's list replaces a lower one's
@@ -120,6 +127,10 @@ struct Settings {
     if (cwd) below.cwd = cwd;
     if (parser) below.parser = parser;
     if (primary) below.primary = primary;
+    if (metrics_file) below.metrics_file = metrics_file;
+    if (batch_size) below.batch_size = batch_size;
+    if (patterns) below.patterns = patterns;
+    if (parser || metrics_file || batch_size || patterns) below.metrics_loc = metrics_loc;
     for (const auto& [k, v] : env) below.env[k] = v;
     for (const auto& [k, v] : env_locs) below.env_locs[k] = v;
   }
@@ -233,6 +244,78 @@ Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
   return spec;
 }
 
+// metrics.patterns of the regex parser: [{regex: '...(?<metric>...)...', record: step|summary,
+// units: {metric: unit}, better: {metric: lower|higher|none}}]. The regexes are
+// compiled here, so a bad one is reported at its line.
+Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML::Node& n) {
+  if (!n.IsSequence() || n.size() == 0)
+    return err_at(c, n, "metrics.patterns must be a non-empty list of {regex: '...', record: step|summary, units: {...}, "
+                        "better: {...}}");
+  std::vector<model::LogPattern> out;
+  for (const auto& e : n) {
+    model::LogPattern lp;
+    lp.loc = loc_of(c, e);
+    if (e.IsScalar()) {
+      lp.regex = e.Scalar();
+    } else {
+      if (auto st = check_map(c, e, "a pattern", k_pattern_keys); !st) return st.error();
+      if (!e["regex"]) return err_at(c, e, "a pattern needs 'regex'");
+      auto re = get_string(c, e["regex"], "regex");
+      if (!re) return re.error();
+      lp.regex = *re;
+      lp.loc = loc_of(c, e["regex"]);
+      if (e["record"]) {
+        auto r = get_string(c, e["record"], "record");
+        if (!r) return r.error();
+        if (*r != "step" && *r != "summary")
+          return err_at(c, e["record"], fmt::format("record must be 'step' or 'summary', not '{}'", *r));
+        lp.summary = *r == "summary";
+      }
+      for (const char* key : {"units", "better"}) {
+        const auto& m = e[key];
+        if (!m) continue;
+        if (!m.IsMap()) return err_at(c, m, fmt::format("{} must be a mapping of metric to {}", key,
+                                                        std::string_view(key) == "units" ? "unit" : "lower|higher|none"));
+        for (auto it = m.begin(); it != m.end(); ++it) {
+          auto val = get_string(c, it->second, fmt::format("{}.{}", key, it->first.Scalar()));
+          if (!val) return val.error();
+          if (std::string_view(key) == "units") {
+            lp.units[it->first.Scalar()] = *val;
+            continue;
+          }
+          auto dir = model::better_from_string(*val);
+          if (!dir) return err_at(c, it->second, fmt::format("better.{} must be lower, higher or none, not '{}'",
+                                                             it->first.Scalar(), *val));
+          lp.better[it->first.Scalar()] = *dir;
+        }
+      }
+    }
+    auto named = util::rewrite_named_groups(lp.regex);
+    if (!named) return err_at(lp.loc, fmt::format("regex '{}': {}", lp.regex, named.error().message));
+    try {
+      std::regex compiled(named->ecmascript, std::regex::ECMAScript);
+    } catch (const std::regex_error& ex) {
+      return err_at(lp.loc, fmt::format("regex '{}' does not compile: {}", lp.regex, ex.what()));
+    }
+    std::vector<std::string> metrics;
+    for (const auto& g : named->group_names)
+      if (!g.empty() && g != "step") metrics.push_back(g);
+    if (metrics.empty())
+      return err_at(lp.loc, fmt::format("regex '{}' names no metric; name each group after the metric it feeds, "
+                                        "e.g. '(?<step_time_ms>[0-9.]+)'", lp.regex));
+    for (const auto& [k, _] : lp.units)
+      if (std::find(metrics.begin(), metrics.end(), k) == metrics.end())
+        return err_at(lp.loc, fmt::format("units.{} is not a group of regex '{}'{}", k, lp.regex,
+                                          util::did_you_mean(k, metrics)));
+    for (const auto& [k, _] : lp.better)
+      if (std::find(metrics.begin(), metrics.end(), k) == metrics.end())
+        return err_at(lp.loc, fmt::format("better.{} is not a group of regex '{}'{}", k, lp.regex,
+                                          util::did_you_mean(k, metrics)));
+    out.push_back(std::move(lp));
+  }
+  return out;
+}
+
 Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
   for (auto it = n.begin(); it != n.end(); ++it) {
     auto key = it->first.Scalar();
@@ -293,6 +376,23 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
         auto p = get_string(c, v["primary"], "metrics.primary");
         if (!p) return p.error();
         s.primary = *p;
+      }
+      s.metrics_loc = loc_of(c, v);
+      if (v["file"]) {
+        auto f = get_string(c, v["file"], "metrics.file");
+        if (!f) return f.error();
+        if (f->empty()) return err_at(c, v["file"], "metrics.file is empty; name the log file to read");
+        s.metrics_file = *f;
+      }
+      if (v["batch_size"]) {
+        auto b = get_string(c, v["batch_size"], "metrics.batch_size");
+        if (!b) return b.error();
+        s.batch_size = *b;
+      }
+      if (v["patterns"]) {
+        auto pats = read_patterns(c, v["patterns"]);
+        if (!pats) return pats.error();
+        s.patterns = std::move(*pats);
       }
     }
   }
@@ -458,7 +558,26 @@ Status validate_placeholders(const Ctx& c, const model::Workload& w) {
     auto loc = w.env_locs.count(k) ? w.env_locs.at(k) : w.loc;
     if (auto st = check_text(v, loc, fmt::format("workload '{}' env.{}", w.name, k)); !st) return st;
   }
+  if (auto st = check_text(w.metrics.file, w.metrics.loc, fmt::format("workload '{}' metrics.file", w.name)); !st) return st;
+  if (auto st = check_text(w.metrics.batch_size, w.metrics.loc, fmt::format("workload '{}' metrics.batch_size", w.name)); !st)
+    return st;
   (void)c;
+  return Ok{};
+}
+
+// What a parser needs and what only some parsers take, once the layers are merged.
+Status validate_metrics(const model::Workload& w) {
+  const auto& m = w.metrics;
+  const auto who = fmt::format("workload '{}': metrics", w.name);
+  if (m.parser == "regex" && m.patterns.empty())
+    return err_at(m.loc, fmt::format("{}: parser regex needs 'patterns' (a list of regexes with named groups)", who));
+  if (m.parser != "regex" && !m.patterns.empty())
+    return err_at(m.loc, fmt::format("{}: 'patterns' is for parser regex, not {}", who, m.parser));
+  if (m.parser != "mindspore" && !m.batch_size.empty())
+    return err_at(m.loc, fmt::format("{}: 'batch_size' is for parser mindspore (Megatron logs carry theirs), not {}", who,
+                                     m.parser));
+  if (m.parser == "jsonl" && !m.file.empty())
+    return err_at(m.loc, fmt::format("{}: 'file' is for log parsers; jsonl workloads write to $PERFGATE_METRICS", who));
   return Ok{};
 }
 
@@ -497,6 +616,8 @@ Status validate_cases(const model::Suite& suite) {
       if (auto st = check(w.command[i], w.command_locs[i]); !st) return st;
     for (const auto& [k, v] : w.env)
       if (auto st = check(v, w.env_locs.count(k) ? w.env_locs.at(k) : w.loc); !st) return st;
+    if (auto st = check(w.metrics.file, w.metrics.loc); !st) return st;
+    if (auto st = check(w.metrics.batch_size, w.metrics.loc); !st) return st;
   }
   return Ok{};
 }
@@ -734,6 +855,11 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     w.cwd = *eff.cwd;
     w.metrics.parser = *eff.parser;
     w.metrics.primary = *eff.primary;
+    if (eff.metrics_file) w.metrics.file = *eff.metrics_file;
+    if (eff.batch_size) w.metrics.batch_size = *eff.batch_size;
+    if (eff.patterns) w.metrics.patterns = *eff.patterns;
+    w.metrics.loc = eff.metrics_loc.file.empty() ? w.loc : eff.metrics_loc;
+    if (auto st = validate_metrics(w); !st) return st.error();
     w.env = eff.env;
     w.env_locs = eff.env_locs;
     if (eff.samplers) w.samplers = *eff.samplers;

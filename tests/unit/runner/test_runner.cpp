@@ -526,3 +526,136 @@ TEST_CASE("timed-out and unstartable trials are recorded as such", "[runner]") {
     }
   }
 }
+
+TEST_CASE("a log preset reads stdout and stderr; warm-up counts each metric's own records", "[runner][parsers]") {
+  InterruptGuard guard;
+  Harness h;
+  auto w = workload("megatron", 1, {model::Warmup::Kind::Steps, 2});
+  w.metrics.parser = "megatron";
+  auto s = suite_of({w});
+  h.launcher.script = [&](const exec::LaunchSpec&, int) {
+    Script sc;
+    auto line = [](int i, double ms) {
+      return fmt::format(" iteration {:8d}/{:8d} | elapsed time per iteration (ms): {} | global batch size: 32 | "
+                         "lm loss: 2.5 |", i, 10, ms);
+    };
+    // Python's logging writes to stderr; print() to stdout. Both are read.
+    sc.stdout_lines = {line(1, 500), line(2, 400), "unrelated", line(3, 100)};
+    sc.stderr_lines = {line(4, 102), line(5, 98), " iteration 6/ 10 | elapsed time per iteration (ms): n/a |"};
+    // The metric protocol still works beside a preset.
+    sc.metrics_lines = {R"({"summary": {"eval_accuracy": 0.5}})"};
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  REQUIRE(out.trials_ok == 1);
+  auto data = h.load(out.run_id);
+  const auto& t = data.trials.at(0);
+  auto* step = find(t, "step_time_ms");
+  REQUIRE(step);
+  CHECK(step->n_total == 5);
+  CHECK(step->n_steady == 3);  // 500 and 400 were warm-up
+  CHECK(step->median == 100);
+  auto* tp = find(t, "throughput");
+  REQUIRE(tp);
+  CHECK(tp->median == Approx(32 / 0.100));
+  REQUIRE(find(t, "eval_accuracy"));
+  CHECK(find(t, "eval_accuracy")->value == 0.5);
+  CHECK(t.malformed_lines == 1);
+  CHECK_THAT(t.notes, Catch::Contains("1 log line(s) recognised but unreadable") && Catch::Contains("stderr line 3"));
+}
+
+TEST_CASE("a gbench workload gets --benchmark_out in its trial directory", "[runner][parsers]") {
+  InterruptGuard guard;
+  Harness h;
+  auto w = workload("micro", 1);
+  w.metrics.parser = "gbench";
+  auto s = suite_of({w});
+  h.launcher.script = [&](const exec::LaunchSpec& spec, int) {
+    Script sc;
+    // Plays the benchmark binary: writes its JSON where it was told to.
+    std::string out_arg;
+    for (const auto& a : spec.argv)
+      if (a.starts_with("--benchmark_out=")) out_arg = a.substr(16);
+    sc.during = [out_arg] {
+      std::FILE* f = std::fopen(out_arg.c_str(), "wb");
+      REQUIRE(f);
+      std::fputs(R"({"context": {}, "benchmarks": [
+        {"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "repetitions": 2, "repetition_index": 0,
+         "iterations": 10, "real_time": 5.0, "cpu_time": 4.0, "time_unit": "us"},
+        {"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "repetitions": 2, "repetition_index": 1,
+         "iterations": 10, "real_time": 7.0, "cpu_time": 6.0, "time_unit": "us"}]})", f);
+      std::fclose(f);
+    };
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  REQUIRE(out.trials_ok == 1);
+  const auto& spec = h.launcher.specs.at(0);
+  REQUIRE(spec.argv.size() == 5);
+  CHECK(spec.argv[3].starts_with("--benchmark_out="));
+  CHECK(spec.argv[3].ends_with("/gbench.json"));
+  CHECK(spec.argv[4] == "--benchmark_out_format=json");
+  auto data = h.load(out.run_id);
+  auto* rt = find(data.trials.at(0), "BM_x.real_time_us");
+  REQUIRE(rt);
+  CHECK(rt->n_total == 2);
+  CHECK(rt->median == 6.0);
+}
+
+TEST_CASE("a gbench file the trial did not write is not read", "[runner][parsers]") {
+  InterruptGuard guard;
+  Harness h;
+  auto stale = h.tmp / "old.json";
+  {
+    std::FILE* f = std::fopen(stale.c_str(), "wb");
+    std::fputs(R"({"benchmarks": [{"name": "BM_old", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]})", f);
+    std::fclose(f);
+  }
+  auto w = workload("micro", 1);
+  w.metrics.parser = "gbench";
+  w.metrics.file = stale.string();
+  auto s = suite_of({w});
+  auto out = h.run(s, h.plan(s));
+  REQUIRE(out.trials_ok == 1);
+  const auto& spec = h.launcher.specs.at(0);
+  CHECK(spec.argv.size() == 3);  // the suite named the file: nothing added
+  auto data = h.load(out.run_id);
+  const auto& t = data.trials.at(0);
+  CHECK_FALSE(find(t, "BM_old.real_time_ns"));
+  CHECK_THAT(t.notes, Catch::Contains("old.json was not written during the trial"));
+}
+
+TEST_CASE("a log file named by the suite is read from where this trial starts writing", "[runner][parsers]") {
+  InterruptGuard guard;
+  Harness h;
+  auto log = h.tmp / "train.log";
+  auto append = [&](const std::string& text) {
+    std::FILE* f = std::fopen(log.c_str(), "ab");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  append("epoch: 1 step: 1, loss is 9.0\n");  // an earlier trial's
+  auto w = workload("ms", 1);
+  w.metrics.parser = "mindspore";
+  w.metrics.file = log.string();
+  w.metrics.batch_size = "16";
+  auto s = suite_of({w});
+  h.launcher.script = [&](const exec::LaunchSpec&, int) {
+    Script sc;
+    sc.during = [&] {
+      append("epoch: 1 step: 4, loss is 1.5\n");
+      append("epoch time: 400.0 ms, per step time: 100.0 ms\n");
+    };
+    sc.stdout_lines = {"epoch: 1 step: 4, loss is 7.0"};  // stdout is not read when a file is named
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  REQUIRE(out.trials_ok == 1);
+  auto data = h.load(out.run_id);
+  const auto& t = data.trials.at(0);
+  REQUIRE(find(t, "loss"));
+  CHECK(find(t, "loss")->n_total == 1);
+  CHECK(find(t, "loss")->median == 1.5);
+  REQUIRE(find(t, "throughput"));
+  CHECK(find(t, "throughput")->median == Approx(160.0));
+}

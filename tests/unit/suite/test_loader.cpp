@@ -769,3 +769,62 @@ TEST_CASE("bad samplers are refused where they are written", "[suite]") {
   CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, every: 1s}]\n"))), Catch::Contains("unknown key 'every'"));
   CHECK_THAT(error_of(load(wl("    sample_interval: 10ms\n"))), Catch::Contains("at least 50ms"));
 }
+
+TEST_CASE("metrics settings of log parsers load and layer", "[suite][parsers]") {
+  const std::string text =
+      "suite: logs\n"
+      "defaults:\n"
+      "  metrics: {parser: mindspore, batch_size: \"{batch}\", file: \"{trial_dir}/train.log\"}\n"
+      "workloads:\n"
+      "  - name: ms\n"
+      "    command: [train]\n"
+      "    matrix: {batch: [16, 32]}\n"
+      "  - name: custom\n"
+      "    command: [bench]\n"
+      "    metrics:\n"
+      "      parser: regex\n"
+      "      batch_size: ''\n"
+      "      patterns:\n"
+      "        - 'took (?<step_time_ms>[0-9.]+) ms'\n"
+      "        - regex: 'acc (?<accuracy>[0-9.]+) mem (?<mem>\\d+)'\n"
+      "          record: summary\n"
+      "          units: {mem: MB}\n"
+      "          better: {accuracy: higher}\n";
+  auto s = load(text);
+  REQUIRE(s);
+  const auto& ms = s->workloads.at(0).metrics;
+  CHECK(ms.parser == "mindspore");
+  CHECK(ms.batch_size == "{batch}");
+  CHECK(ms.file == "{trial_dir}/train.log");
+  const auto& rx = s->workloads.at(1).metrics;
+  CHECK(rx.parser == "regex");
+  CHECK(rx.file == "{trial_dir}/train.log");  // the defaults' file still applies
+  REQUIRE(rx.patterns.size() == 2);
+  CHECK_FALSE(rx.patterns[0].summary);
+  CHECK(rx.patterns[1].summary);
+  CHECK(rx.patterns[1].units.at("mem") == "MB");
+  CHECK(rx.patterns[1].better.at("accuracy") == model::Better::Higher);
+  CHECK(rx.patterns[1].loc.line == 15);
+}
+
+TEST_CASE("metrics settings a parser cannot use are refused at their place", "[suite][parsers]") {
+  auto suite_with = [](const std::string& metrics) {
+    return "suite: logs\nworkloads:\n  - name: w\n    command: [x]\n    metrics: " + metrics + "\n";
+  };
+  CHECK_THAT(error_of(load(suite_with("{parser: regex}"))),
+             Catch::Contains("suite.yaml:5") && Catch::Contains("parser regex needs 'patterns'"));
+  CHECK_THAT(error_of(load(suite_with("{parser: megatron, patterns: ['(?<x>1)']}"))),
+             Catch::Contains("'patterns' is for parser regex, not megatron"));
+  CHECK_THAT(error_of(load(suite_with("{parser: jsonl, file: x.log}"))), Catch::Contains("'file' is for log parsers"));
+  CHECK_THAT(error_of(load(suite_with("{parser: regex, patterns: [{regex: '(?<x>1)', record: total}]}"))),
+             Catch::Contains("record must be 'step' or 'summary'"));
+  CHECK_THAT(error_of(load(suite_with("{parser: regex, patterns: [{regex: '(?<x>1)', better: {x: up}}]}"))),
+             Catch::Contains("better.x must be lower, higher or none"));
+  CHECK_THAT(error_of(load(suite_with("{parser: regex, patterns: [{regex: '(?<x>1)', units: {y: ms}}]}"))),
+             Catch::Contains("units.y is not a group of regex"));
+  CHECK_THAT(error_of(load(suite_with("{parser: regex, patterns: ['(?<x>[1)']}"))),
+             Catch::Contains("suite.yaml:5:41") && Catch::Contains("does not compile"));
+  CHECK_THAT(error_of(load(suite_with("{parser: ais-bench}"))), Catch::Contains("did you mean 'ais_bench'"));
+  CHECK_THAT(error_of(load(suite_with("{parser: mindspore, batch_size: \"{bacth}\"}"))),
+             Catch::Contains("metrics.batch_size: unknown placeholder '{bacth}'"));
+}

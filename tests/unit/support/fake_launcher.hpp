@@ -1,7 +1,7 @@
 #pragma once
 // A scripted exec::Launcher for runner tests: instead of starting a process
 // it appends scripted metric lines to the file named by PERFGATE_METRICS,
-// hands scripted stdout lines to the observer, ticks a fake clock, and
+// hands scripted stdout and stderr lines to the observer, ticks a fake clock, and
 // returns a scripted LaunchResult. Every LaunchSpec it receives is kept.
 
 #include <cstdio>
@@ -19,6 +19,7 @@ struct Script {
     result.exit_code = 0;
   }
   std::vector<std::string> stdout_lines;   // each followed by a tick
+  std::vector<std::string> stderr_lines;   // each followed by a tick, after the stdout lines
   std::vector<std::string> metrics_lines;  // appended to $PERFGATE_METRICS, each followed by a tick
   double tick_s = 0.25;                    // fake time between lines
   exec::LaunchResult result;
@@ -47,6 +48,11 @@ class FakeLauncher final : public exec::Launcher {
     for (const auto& line : s.stdout_lines) {
       t += s.tick_s;
       obs.on_stdout_line(line, false, t);
+      obs.on_tick(t, false);
+    }
+    for (const auto& line : s.stderr_lines) {
+      t += s.tick_s;
+      obs.on_stderr_line(line, false, t);
       obs.on_tick(t, false);
     }
     std::FILE* f = nullptr;
