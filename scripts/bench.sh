@@ -15,6 +15,9 @@ reps=${PERFGATE_BENCH_REPS:-5}
 # Verdict quality of the gate on simulated data (docs/statistics.md, "Calibration").
 ./gate_calibration --gates "${PERFGATE_CALIBRATION_GATES:-200}"
 /usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats "$reps"
+# The same for a Megatron log on stdout read by the megatron preset; peak RSS flat in the log's length.
+/usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats 3 --format megatron --records 100000
+/usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats 3 --format megatron --records 1000000
 # Peak RSS of a 72-hour soak's worth of step records (5.2M) through `perfgate soak`.
 /usr/bin/python3 "$repo_root/tests/bench/soak_memory.py" "$build_dir/perfgate" --repeats 3
 rm -rf bench-scratch

@@ -96,14 +96,10 @@ void TrialCollector::on_stderr_line(std::string_view line, bool oversized, doubl
 }
 
 void TrialCollector::tail_files(double t_s) {
-  m_metrics_file.poll([&](std::string_view line, bool oversized) {
-    m_parser.feed_file_line(line, oversized, t_s);
-    if (m_pending.size() >= k_flush_rows) flush();
-  });
+  m_metrics_file.poll([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
   if (m_output)
     m_log_file.poll([&](std::string_view line, bool oversized) {
       m_output->feed_line(line, metrics::LineSource::File, oversized, t_s);
-      if (m_pending.size() >= k_flush_rows) flush();
     });
 }
 
@@ -293,6 +289,9 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
     else if (steady) keep_steady(s, v);
     if (s.store_id >= 0) m_pending.push_back({s.store_id, step, t_s, v});
   }
+  // Batches stay small whatever feeds them: a flood on stdout arrives between
+  // ticks, and a batch held until the next tick grew to 100 MB.
+  if (m_pending.size() >= k_flush_rows) flush();
 }
 
 void TrialCollector::on_summary(int metric_id, double value) {

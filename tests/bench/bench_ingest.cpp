@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/metrics/output_parser.hpp"
 #include "harness/metrics/protocol.hpp"
 #include "harness/store/store.hpp"
 
@@ -50,6 +51,63 @@ void BM_ProtocolParse(benchmark::State& state) {
   state.counters["samples_per_s"] = benchmark::Counter(static_cast<double>(values), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ProtocolParse)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Log presets and the regex parser, per line of a training log (100,000 lines:
+// 90 % of the format's own lines, 10 % other output the parser must skip).
+std::vector<std::string> log_lines(const std::string& format, int n) {
+  std::vector<std::string> lines;
+  lines.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (i % 10 == 9) {
+      lines.push_back(fmt::format("INFO:root:saving checkpoint at iteration {} to /ckpt | took 0.1 s", i));
+      continue;
+    }
+    double ms = 1200.0 + (i % 7);
+    if (format == "megatron")
+      lines.push_back(fmt::format(
+          " [2026-11-29 10:00:00] iteration {:8d}/ 1000000 | consumed samples: {:12d} | elapsed time per iteration "
+          "(ms): {:.1f} | throughput per GPU (TFLOP/s/GPU): 123.4 | learning rate: 1.000000E-04 | global batch size: "
+          "  512 | lm loss: {:.6E} | loss scale: 65536.0 | grad norm: 2.345 | number of skipped iterations:   0 | "
+          "number of nan iterations:   0 |",
+          i + 1, (i + 1) * 512, ms, 8.0 - i * 1e-6));
+    else if (format == "mindspore")
+      lines.push_back(i % 2 ? fmt::format("epoch: {} step: 100, loss is {:.4f}", i, 2.0 - i * 1e-6)
+                            : fmt::format("Train epoch time: {:.3f} ms, per step time: {:.3f} ms", ms * 100, ms));
+    else  // regex
+      lines.push_back(fmt::format("train step={} time={:.3f}ms mem={}MB", i, ms, 500 + i % 9));
+  }
+  return lines;
+}
+
+void BM_LogParse(benchmark::State& state, const std::string& format) {
+  auto lines = log_lines(format, 100'000);
+  std::size_t values = 0;
+  for (auto _ : state) {
+    CountingSink sink;
+    metrics::MetricRegistry registry(sink);
+    model::MetricsSpec spec;
+    spec.parser = format;
+    if (format == "regex") {
+      model::LogPattern p;
+      p.regex = R"(step=(?<step>\d+) time=(?<step_time_ms>[0-9.]+)ms mem=(?<mem_mb>\d+)MB)";
+      spec.patterns.push_back(p);
+    }
+    auto parser = metrics::make_output_parser(spec, registry);
+    if (!parser) {
+      state.SkipWithError(parser.error().message.c_str());
+      return;
+    }
+    for (const auto& l : lines) (*parser)->feed_line(l, metrics::LineSource::Stdout, false, 0);
+    (*parser)->finish(0);
+    values += sink.values;
+  }
+  state.counters["lines_per_s"] =
+      benchmark::Counter(static_cast<double>(lines.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["samples_per_s"] = benchmark::Counter(static_cast<double>(values), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_LogParse, megatron, std::string("megatron"))->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LogParse, mindspore, std::string("mindspore"))->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_LogParse, regex, std::string("regex"))->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_StoreAppend(benchmark::State& state) {
   auto dir = fs::current_path() / "bench-scratch";

@@ -8,7 +8,11 @@ wall time, records/s and samples/s (samples = metric values), and the peak
 RSS of the perfgate process (wait4 rusage, which covers perfgate and the tiny
 `cp`, never more than the larger of them).
 
-usage: ingest_e2e.py PERFGATE_BIN [--records 1000000] [--repeats 5]
+With --format megatron the workload instead prints N Megatron iteration lines
+(11 metrics each) on stdout and the suite reads them with `parser: megatron`:
+the log presets' end-to-end rate, and a peak RSS that must not grow with N.
+
+usage: ingest_e2e.py PERFGATE_BIN [--records 1000000] [--repeats 5] [--format jsonl|megatron]
 """
 import argparse
 import json
@@ -25,19 +29,32 @@ def main():
     ap.add_argument("perfgate")
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--format", choices=["jsonl", "megatron"], default="jsonl")
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="perfgate-ingest-", dir=os.getcwd())
     try:
-        data = os.path.join(work, "steps.jsonl")
+        data = os.path.join(work, "steps.jsonl" if a.format == "jsonl" else "train.log")
+        per_record = 3 if a.format == "jsonl" else 11
         with open(data, "w") as f:
             for i in range(a.records):
-                f.write(json.dumps({"step": i, "step_time_ms": 10.0 + (i % 7) * 0.1,
-                                    "throughput": 3200.0 - (i % 5), "loss": 2.0 - i * 1e-6}) + "\n")
+                if a.format == "jsonl":
+                    f.write(json.dumps({"step": i, "step_time_ms": 10.0 + (i % 7) * 0.1,
+                                        "throughput": 3200.0 - (i % 5), "loss": 2.0 - i * 1e-6}) + "\n")
+                else:
+                    f.write(f" [2026-11-29 10:00:00] iteration {i + 1:8d}/ {a.records} | consumed samples: "
+                            f"{(i + 1) * 512:12d} | elapsed time per iteration (ms): {1200 + i % 7:.1f} | "
+                            f"throughput per GPU (TFLOP/s/GPU): 123.4 | learning rate: 1.000000E-04 | "
+                            f"global batch size:   512 | lm loss: {8 - i * 1e-6:.6E} | loss scale: 65536.0 | "
+                            f"grad norm: 2.345 | number of skipped iterations:   0 | number of nan iterations:   0 |\n")
         suite = os.path.join(work, "ingest.yaml")
         with open(suite, "w") as f:
-            f.write("suite: ingest\ndefaults: {repeats: 1}\nworkloads:\n"
-                    f"  - name: replay\n    command: [cp, {data}, \"{{metrics_file}}\"]\n")
+            if a.format == "jsonl":
+                f.write("suite: ingest\ndefaults: {repeats: 1}\nworkloads:\n"
+                        f"  - name: replay\n    command: [cp, {data}, \"{{metrics_file}}\"]\n")
+            else:
+                f.write("suite: ingest\ndefaults: {repeats: 1, log_limit: 1MB}\nworkloads:\n"
+                        f"  - name: replay\n    command: [cat, {data}]\n    metrics: {{parser: megatron}}\n")
         walls, rss = [], []
         for r in range(a.repeats):
             db = os.path.join(work, f"run{r}.db")
@@ -50,9 +67,9 @@ def main():
             if p.returncode != 0:
                 raise SystemExit(f"perfgate failed: {p.stderr.read().decode()}")
             rss.append(usage.ru_maxrss / 1024.0)
-        samples = a.records * 3
+        samples = a.records * per_record
         med = statistics.median(walls)
-        print(f"records: {a.records}, samples: {samples}, runs: {a.repeats}")
+        print(f"format: {a.format}, records: {a.records}, samples: {samples}, runs: {a.repeats}")
         print(f"perfgate run wall time: median {med:.2f} s (min {min(walls):.2f}, max {max(walls):.2f})")
         print(f"ingestion: median {a.records / med:,.0f} records/s, {samples / med:,.0f} samples/s")
         print(f"perfgate peak RSS: median {statistics.median(rss):.1f} MB (max {max(rss):.1f} MB)")
