@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "harness/metrics/output_parser.hpp"
+#include "tests/unit/support/recording_sink.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -25,51 +26,8 @@ const std::string k_data = std::string(PERFGATE_TEST_DATA) + "/gbench/";
 constexpr double k_t_s = 7.5;  // the trial's end, passed to finish()
 const std::string k_debug_note = "Google Benchmark library built as debug: timings may not be representative";
 
-struct Step {
-  long long step;
-  double t_s;
-  Values values;
-};
-
-// Records everything by metric name.
-class RecordingSink final : public metrics::ProtocolSink {
- public:
-  std::vector<std::string> names;  // by id
-  std::vector<Step> steps;
-  std::map<std::string, double> summaries;
-  std::map<std::string, std::string> units;
-  std::map<std::string, Better> better;
-
-  void on_new_metric(int id, std::string_view name) override {
-    CHECK(id == static_cast<int>(names.size()));
-    names.emplace_back(name);
-  }
-  void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) override {
-    Step s{step, t_s, {}};
-    for (auto [id, v] : values) {
-      auto [it, fresh] = s.values.emplace(names.at(static_cast<std::size_t>(id)), v);
-      CHECK(fresh);  // one value per metric in a step
-    }
-    steps.push_back(std::move(s));
-  }
-  void on_summary(int id, double value) override { summaries[names.at(static_cast<std::size_t>(id))] = value; }
-  void on_meta_unit(int id, std::string_view unit) override {
-    units[names.at(static_cast<std::size_t>(id))] = std::string(unit);
-  }
-  void on_meta_better(int id, Better b) override { better[names.at(static_cast<std::size_t>(id))] = b; }
-
-  // The steps of one benchmark: records whose metrics all start with "<bench>.".
-  std::vector<Step> of(const std::string& bench) const {
-    std::vector<Step> out;
-    for (const auto& s : steps) {
-      bool mine = !s.values.empty();
-      for (const auto& [name, v] : s.values) mine = mine && name.starts_with(bench + ".");
-      if (mine) out.push_back(s);
-    }
-    return out;
-  }
-  std::set<std::string> name_set() const { return {names.begin(), names.end()}; }
-};
+using Step = test::RecordedStep;
+using test::RecordingSink;
 
 // A gbench parser that has read `path` at the end of a trial.
 struct Parsed {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/metrics/output_parser.hpp"
+#include "tests/unit/support/recording_sink.hpp"
 
 using namespace perfgate;
 using Catch::Matchers::Contains;
@@ -18,52 +19,8 @@ using metrics::OutputParser;
 
 namespace {
 
-struct Step {
-  long long step;
-  double t_s;
-  std::map<std::string, double> values;
-};
-
-// Records everything by metric name; summaries also in order of arrival, to count them.
-class RecordingSink final : public metrics::ProtocolSink {
- public:
-  std::vector<std::string> names;  // by id
-  std::vector<Step> steps;
-  std::map<std::string, double> summaries;  // the last value of each
-  std::vector<std::pair<std::string, double>> summary_events;
-  std::map<std::string, std::string> units;
-  std::map<std::string, model::Better> better;
-
-  void on_new_metric(int id, std::string_view name) override {
-    CHECK(id == static_cast<int>(names.size()));
-    names.emplace_back(name);
-  }
-  void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) override {
-    Step s{step, t_s, {}};
-    for (auto [id, v] : values) {
-      CHECK(s.values.count(name(id)) == 0);  // a metric at most once per step
-      s.values[name(id)] = v;
-    }
-    steps.push_back(std::move(s));
-  }
-  void on_summary(int id, double value) override {
-    summaries[name(id)] = value;
-    summary_events.emplace_back(name(id), value);
-  }
-  void on_meta_unit(int id, std::string_view unit) override { units[name(id)] = std::string(unit); }
-  void on_meta_better(int id, model::Better b) override { better[name(id)] = b; }
-
-  // Steps holding `metric`, in order.
-  std::vector<Step> with(const std::string& metric) const {
-    std::vector<Step> out;
-    for (const auto& s : steps)
-      if (s.values.count(metric)) out.push_back(s);
-    return out;
-  }
-
- private:
-  const std::string& name(int id) const { return names.at(static_cast<std::size_t>(id)); }
-};
+using Step = test::RecordedStep;
+using test::RecordingSink;
 
 // Counts only: a million steps must not be kept by the test either.
 class CountingSink final : public metrics::ProtocolSink {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/metrics/protocol.hpp"
+#include "tests/unit/support/recording_sink.hpp"
 
 using namespace perfgate;
 using metrics::LineSource;
@@ -15,34 +16,8 @@ using metrics::ProtocolParser;
 
 namespace {
 
-struct Step {
-  long long step;
-  double t_s;
-  std::map<std::string, double> values;
-};
-
-// Records everything by metric name.
-class RecordingSink final : public metrics::ProtocolSink {
- public:
-  std::vector<std::string> names;  // by id
-  std::vector<Step> steps;
-  std::map<std::string, double> summaries;
-  std::map<std::string, std::string> units;
-  std::map<std::string, model::Better> better;
-
-  void on_new_metric(int id, std::string_view name) override {
-    CHECK(id == static_cast<int>(names.size()));  // ids are dense and in order of first sight
-    names.emplace_back(name);
-  }
-  void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) override {
-    Step s{step, t_s, {}};
-    for (auto [id, v] : values) s.values[names.at(static_cast<std::size_t>(id))] = v;
-    steps.push_back(std::move(s));
-  }
-  void on_summary(int id, double value) override { summaries[names.at(static_cast<std::size_t>(id))] = value; }
-  void on_meta_unit(int id, std::string_view unit) override { units[names.at(static_cast<std::size_t>(id))] = std::string(unit); }
-  void on_meta_better(int id, model::Better b) override { better[names.at(static_cast<std::size_t>(id))] = b; }
-};
+using Step = test::RecordedStep;
+using test::RecordingSink;
 
 }  // namespace
 

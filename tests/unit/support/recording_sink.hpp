@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/metrics/registry.hpp"
@@ -22,7 +24,8 @@ class RecordingSink final : public metrics::ProtocolSink {
  public:
   std::vector<std::string> names;  // by id
   std::vector<RecordedStep> steps;
-  std::map<std::string, double> summaries;
+  std::map<std::string, double> summaries;  // the last value of each
+  std::vector<std::pair<std::string, double>> summary_events;  // every one, in order
   std::map<std::string, std::string> units;
   std::map<std::string, model::Better> better;
 
@@ -32,20 +35,47 @@ class RecordingSink final : public metrics::ProtocolSink {
   }
   void on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) override {
     RecordedStep s{step, t_s, {}};
-    for (auto [id, v] : values) s.values[names.at(static_cast<std::size_t>(id))] = v;
+    for (auto [id, v] : values) {
+      auto [it, fresh] = s.values.emplace(name(id), v);
+      CHECK(fresh);  // a metric at most once per step
+    }
     steps.push_back(std::move(s));
   }
-  void on_summary(int id, double value) override { summaries[names.at(static_cast<std::size_t>(id))] = value; }
-  void on_meta_unit(int id, std::string_view unit) override { units[names.at(static_cast<std::size_t>(id))] = std::string(unit); }
-  void on_meta_better(int id, model::Better b) override { better[names.at(static_cast<std::size_t>(id))] = b; }
+  void on_summary(int id, double value) override {
+    summaries[name(id)] = value;
+    summary_events.emplace_back(name(id), value);
+  }
+  void on_meta_unit(int id, std::string_view unit) override { units[name(id)] = std::string(unit); }
+  void on_meta_better(int id, model::Better b) override { better[name(id)] = b; }
 
   // Every value of one metric over the step records, in order.
-  std::vector<double> series(const std::string& name) const {
+  std::vector<double> series(const std::string& metric) const {
     std::vector<double> out;
     for (const auto& s : steps)
-      if (auto it = s.values.find(name); it != s.values.end()) out.push_back(it->second);
+      if (auto it = s.values.find(metric); it != s.values.end()) out.push_back(it->second);
     return out;
   }
+  // Steps holding `metric`, in order.
+  std::vector<RecordedStep> with(const std::string& metric) const {
+    std::vector<RecordedStep> out;
+    for (const auto& s : steps)
+      if (s.values.count(metric)) out.push_back(s);
+    return out;
+  }
+  // The steps of one benchmark: records whose metrics all start with "<bench>.".
+  std::vector<RecordedStep> of(const std::string& bench) const {
+    std::vector<RecordedStep> out;
+    for (const auto& s : steps) {
+      bool mine = !s.values.empty();
+      for (const auto& [n, v] : s.values) mine = mine && n.starts_with(bench + ".");
+      if (mine) out.push_back(s);
+    }
+    return out;
+  }
+  std::set<std::string> name_set() const { return {names.begin(), names.end()}; }
+
+ private:
+  const std::string& name(int id) const { return names.at(static_cast<std::size_t>(id)); }
 };
 
 }  // namespace perfgate::test
