@@ -16,7 +16,9 @@ packages=(
   libcli11-dev             # cli/
   libfmt-dev               # everywhere for formatting
   catch2                   # unit tests (Catch2 v2)
-  libbenchmark-dev         # tests/bench
+  libbenchmark-dev         # tests/bench, and gbench_demo for the gbench parser tests
+  libjs-dygraphs            # report/: the dashboard's charts, embedded in the binary
+  chromium                 # tests: the dashboard in a headless browser
   # workloads and statistics reference values
   python3 python3-torch python3-scipy
 )

@@ -249,7 +249,14 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     auto metrics = st.sampled_metrics(tr.id);
     if (!metrics) return metrics.error();
     for (const auto& [info, id] : *metrics) {
-      if (!analysed(info.name)) continue;
+      if (!analysed(info.name)) {
+        if (!opt.on_sample) continue;
+        auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
+          opt.on_sample(tr.id, info, row.t_s, row.value);
+        });
+        if (!streamed) return streamed.error();
+        continue;
+      }
       // Warm-up steps (compile, first batches) are not the long run: skip as
       // many as the trial's summary left out of its steady state.
       long long skip = 0;
@@ -258,6 +265,7 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       SeriesAnalyzer a(info.name, info.unit, opt);
       long long seen = 0;
       auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
+        if (opt.on_sample) opt.on_sample(tr.id, info, row.t_s, row.value);
         if (seen++ >= skip) a.feed(row.t_s, row.value);
       });
       if (!streamed) return streamed.error();

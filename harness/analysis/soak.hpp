@@ -5,6 +5,7 @@
 // hangs — each finding with the evidence behind it (times and values).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct SoakAnalysisOptions {
   double stall_factor = 3.0;           // a step this many times its rolling median is a stall
   double jitter_p99_over_p50 = 3.0;    // jittery when the median window's p99/p50 exceeds this
   std::uint64_t seed = 1;              // permutation tests of the change points
+  // Sees every sample of every series of the run as it streams past, warm-up
+  // and series the analysis skips included: the dashboard draws them from
+  // the same pass over the store instead of a second one.
+  std::function<void(long long trial_id, const model::MetricInfo& metric, double t_s, double value)> on_sample;
 };
 
 struct Evidence {

@@ -28,6 +28,8 @@ const std::vector<Command>& commands() {
       {"checklist", "evaluate a release checklist against stored runs; exit 1 if an item fails", setup_checklist,
        do_checklist},
       {"history", "change points over past runs of a suite, per configuration and metric", setup_history, do_history},
+      {"dashboard", "write a static HTML dashboard of the database (overview, trends, sweeps, soaks, runs)",
+       setup_dashboard, do_dashboard},
       {"import", "record results produced outside perfgate (Google Benchmark JSON, metric-protocol JSON lines) as a run",
        setup_import, do_import},
   };

@@ -10,6 +10,7 @@
 
 #include "harness/analysis/run_summary.hpp"
 #include "harness/analysis/soak.hpp"
+#include "harness/report/dashboard.hpp"
 #include "harness/report/soak_reporter.hpp"
 #include "harness/exec/process_launcher.hpp"
 #include "harness/report/run_reporter.hpp"
@@ -21,6 +22,7 @@
 #include "harness/suite/placeholders.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/time.hpp"
 #include "harness/util/units.hpp"
 
 namespace perfgate::cli {
@@ -266,6 +268,7 @@ void setup_show(CLI::App& sub, State& s) {
   sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
   sub.add_option("--metric", s.metrics, "only this metric (repeatable)");
   sub.add_flag("--all-metrics", s.all_metrics, "also show cpu time and time to first step in tables");
+  sub.add_option("--dashboard-url", s.dashboard_url, "Markdown: link the run's dashboard pages at this URL");
 }
 
 int do_show(State& s) {
@@ -282,6 +285,7 @@ int do_show(State& s) {
   report::ShowOptions so;
   so.metrics = s.metrics;
   so.all_metrics = s.all_metrics;
+  so.dashboard_url = s.dashboard_url;
   std::cout << (*reporter)->show(analysis::summarise_run(*data), so);
   return 0;
 }
@@ -335,6 +339,30 @@ int do_import(State& s) {
   if (outcome->trials_failed > 0)
     std::cerr << fmt::format("perfgate: warning: {} of {} files could not be read (see above)\n", outcome->trials_failed,
                              outcome->trials_total);
+  return 0;
+}
+
+void setup_dashboard(CLI::App& sub, State& s) {
+  sub.add_option("--out", s.dashboard_out, "output directory; open its index.html")->capture_default_str();
+  sub.add_option("--runs", s.dashboard_runs, "newest runs to include")->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  sub.add_flag("-q,--quiet", s.quiet, "no progress lines");
+}
+
+int do_dashboard(State& s) {
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  report::DashboardOptions opt;
+  opt.out_dir = s.dashboard_out;
+  opt.db_label = s.globals.db_path;
+  opt.max_runs = s.dashboard_runs;
+  if (!s.quiet) opt.progress = [](const std::string& line) { std::cerr << "dashboard: " << line << std::endl; };
+  util::SteadyClock clock;
+  const double t0 = clock.now_s();
+  auto stats = report::write_dashboard(**st, opt);
+  if (!stats) return fail(stats.error());
+  std::cout << fmt::format("wrote {}: {} run(s), {} suite(s), {} soak(s), {} in {:.1f} s\n",
+                           (fs::path(s.dashboard_out) / "index.html").string(), stats->runs, stats->suites, stats->soaks,
+                           util::format_bytes(static_cast<std::uint64_t>(stats->bytes)), clock.now_s() - t0);
   return 0;
 }
 

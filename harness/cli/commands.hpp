@@ -56,6 +56,10 @@ struct State {
   std::string soak_hang_after = "30m";
   std::string checklist_path;
   long long bootstrap_seed = 1;
+  // dashboard (and --dashboard-url of show, compare and gate)
+  std::string dashboard_out = "results/dashboard";
+  std::string dashboard_url;
+  int dashboard_runs = 1000;
   // import
   std::string import_format;
   std::vector<std::string> import_files;
@@ -94,6 +98,8 @@ void setup_gate(CLI::App& sub, State& s);
 int do_gate(State& s);
 void setup_history(CLI::App& sub, State& s);
 int do_history(State& s);
+void setup_dashboard(CLI::App& sub, State& s);
+int do_dashboard(State& s);
 void setup_import(CLI::App& sub, State& s);
 int do_import(State& s);
 

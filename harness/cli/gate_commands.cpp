@@ -144,6 +144,7 @@ void common_options(CLI::App& sub, State& s) {
   sub.add_option("--bootstrap", s.bootstrap, "also a bootstrap interval of the median ratio, with this many resamples")
       ->check(CLI::Range(100, 1'000'000));
   sub.add_option("--bootstrap-seed", s.bootstrap_seed, "seed of the bootstrap (recorded in the JSON)")->capture_default_str();
+  sub.add_option("--dashboard-url", s.dashboard_url, "Markdown links to this dashboard's run and trend views");
 }
 
 }  // namespace
@@ -165,6 +166,7 @@ int do_compare(State& s) {
   if (!st) return fail(st.error());
   auto j = judge(s, **st, s.run_selector, "compare");
   if (!j) return fail(j.error());
+  j->report.dashboard_url = s.dashboard_url;
   print_report(j->report, s.format);
   return j->exit_code;
 }
@@ -192,6 +194,7 @@ int do_gate(State& s) {
   auto j = judge(s, **st, s.run_selector, "gate");
   if (!j) return fail(j.error());
   auto& r = j->report;
+  r.dashboard_url = s.dashboard_url;
   if (!s.no_store) {
     store::GateRecord g;
     g.run_id = r.candidate.id;

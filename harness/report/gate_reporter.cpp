@@ -1,5 +1,7 @@
 #include "harness/report/gate_reporter.hpp"
 
+#include "harness/report/dashboard.hpp"
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -181,6 +183,18 @@ std::string gate_markdown(const GateReport& r) {
   for (const auto& w : r.warnings) out += "> warning: " + markdown_escape(w) + "\n";
   if (!r.warnings.empty()) out += "\n";
   out += comparison_table(r, true).render_markdown();
+  if (!r.dashboard_url.empty()) {
+    auto base = dashboard_index_url(r.dashboard_url);
+    out += fmt::format("\nDashboard: [run {}]({}{})", r.candidate.id, base, run_anchor(r.candidate.id));
+    // Trends of what needs a look; unchanged metrics are one click away on the run's page.
+    for (const auto& c : r.comparisons) {
+      if (c.verdict == VerdictKind::Unchanged) continue;
+      auto label = c.workload + (c.label.empty() ? "" : " " + c.label);
+      out += fmt::format(" · [{} {} trend]({}{})", markdown_escape(label), markdown_escape(c.metric.name), base,
+                         trend_anchor(r.candidate.suite, c.metric.name, label));
+    }
+    out += "\n";
+  }
   return out;
 }
 

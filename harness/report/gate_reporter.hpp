@@ -25,6 +25,7 @@ struct GateReport {
   std::vector<std::string> warnings;
   std::string outcome;                        // regression | pass | inconclusive | error
   long long gate_id = 0;                      // as stored; 0 when not stored
+  std::string dashboard_url;                  // Markdown links to the dashboard's views when set
 };
 
 // "regression" when any comparison regressed or the candidate failed where

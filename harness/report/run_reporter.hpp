@@ -15,6 +15,7 @@ namespace perfgate::report {
 struct ShowOptions {
   std::vector<std::string> metrics;  // only these (all when empty)
   bool all_metrics = false;          // include per-trial harness numbers (cpu time, ...) in tables
+  std::string dashboard_url;         // Markdown: links to the run's dashboard pages
 };
 
 class RunReporter {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/report/dashboard.hpp"
 #include "harness/report/run_reporter.hpp"
 #include "harness/report/table.hpp"
 #include "harness/util/strings.hpp"
@@ -122,6 +123,13 @@ class MarkdownReporter final : public RunReporter {
     if (!p.notes.empty()) {
       out += "\n**Notes**\n\n";
       for (const auto& n : p.notes) out += "- " + markdown_escape(n) + "\n";
+    }
+    if (!opts.dashboard_url.empty()) {
+      auto base = dashboard_index_url(opts.dashboard_url);
+      out += fmt::format("\nDashboard: [run {}]({}{})", rs.run.id, base, run_anchor(rs.run.id));
+      if (rs.configs.size() > 1) out += fmt::format(" · [sweep]({}#/sweep/{})", base, rs.run.id);
+      if (rs.run.argv.starts_with("perfgate soak")) out += fmt::format(" · [soak]({}#/soak/{})", base, rs.run.id);
+      out += "\n";
     }
     return out;
   }
