@@ -24,6 +24,12 @@ function reportError(msg) {
   else pendingErrors.push(String(msg));
 }
 window.onerror = (message, source, line, col, err) => {
+  // Browsers hide the details of errors in other file:// scripts (data
+  // files) behind "Script error."; the console still has them.
+  if (!source && /^Script error\.?$/.test(String(message))) {
+    reportError('Script error in a data file or asset (a syntax error?); the browser console has the details.');
+    return;
+  }
   const where = source ? ` (${source}:${line}:${col})` : '';
   reportError(`${(err && err.stack) || message}${where}`);
 };
@@ -63,7 +69,7 @@ function need(key) {
     // The script runs (and calls PG.receive) before its load event.
     s.onload = () => {
       if (key in PG.data) resolve(PG.data[key]);
-      else reject(new DataError(`data/${key}.js loaded but did not call PG.receive("${key}", …).`));
+      else reject(new DataError(`data/${key}.js loaded but did not call PG.receive("${key}", …) (a syntax error in it, or the wrong key).`));
     };
     s.onerror = () => reject(new DataError(`data/${key}.js could not be loaded: the file is missing or unreadable.`));
     document.head.appendChild(s);
@@ -136,13 +142,14 @@ function fmtNum(v) {
   return v.toPrecision(3);
 }
 
-// Tick labels: short, no trailing zeros.
+// Tick labels: no trailing zeros; abbreviated only from 10 million on, with
+// enough digits that neighbouring ticks stay distinct.
 function fmtAxis(v) {
   if (!isNum(v)) return '';
   const a = Math.abs(v);
-  if (a >= 1e9) return `${+(v / 1e9).toPrecision(3)}G`;
-  if (a >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
-  return String(+v.toPrecision(6));
+  if (a >= 1e10) return `${+(v / 1e9).toPrecision(5)}G`;
+  if (a >= 1e7) return `${+(v / 1e6).toPrecision(5)}M`;
+  return String(+v.toPrecision(7));
 }
 
 function fmtPct(v, digits = 1) {
@@ -312,15 +319,22 @@ const trendLink = (suite, q, text) => h('a', { href: link('trend', suite, q) }, 
 // cols: [{h: header, v: row => sort value, f: row => display (string|Node|array), cls, title}]
 // Tables are filled through a DocumentFragment (one DOM insertion), and
 // sortable by clicking a header unless opts.sort === false.
+const TABLE_PAGE = 200;
+
 function table(cols, rows, opts = {}) {
   const tbody = h('tbody');
   const ths = cols.map((c) => h('th', { class: [c.cls, opts.sort === false || !c.v ? '' : 'pg-sortable'].join(' ').trim() || null, title: c.title }, c.h));
+  // Long tables show their first rows and a button for the rest: laying out
+  // a thousand rows costs more than the rest of the page together.
+  let limit = opts.limit || TABLE_PAGE;
+  let current = rows;
   const fill = (rs) => {
+    current = rs;
     const frag = document.createDocumentFragment();
     if (!rs.length) {
       frag.appendChild(h('tr', null, h('td', { class: 'pg-empty', colspan: cols.length }, opts.empty || 'none')));
     }
-    for (const r of rs) {
+    for (const r of rs.length > limit ? rs.slice(0, limit) : rs) {
       const tr = document.createElement('tr');
       const rc = opts.rowClass && opts.rowClass(r);
       if (rc) tr.className = rc;
@@ -335,6 +349,14 @@ function table(cols, rows, opts = {}) {
         tr.appendChild(td);
       }
       frag.appendChild(tr);
+    }
+    if (rs.length > limit) {
+      const more = h('button', { type: 'button', class: 'pg-button' }, `show all ${rs.length} rows`);
+      more.addEventListener('click', () => {
+        limit = Infinity;
+        fill(current);
+      });
+      frag.appendChild(h('tr', { class: 'pg-more-row' }, h('td', { colspan: cols.length }, `${limit} of ${rs.length} rows shown · `, more)));
     }
     tbody.replaceChildren(frag);
   };
@@ -535,6 +557,36 @@ function vline(ctx, area, x, colour, dash, label) {
     const tx = x + 4 + w > area.x + area.w ? x - 4 - w : x + 4;
     ctx.fillText(label, tx, area.y + 12);
   }
+  ctx.restore();
+}
+
+// The [ci_low, ci_high] band of trend points as one polygon per unbroken
+// stretch (a missing median or interval breaks it).
+function ciBand(ctx, dg, pts, colour) {
+  ctx.save();
+  ctx.fillStyle = colour;
+  let seg = [];
+  const flush = () => {
+    if (seg.length > 1) {
+      ctx.beginPath();
+      seg.forEach(([x, , hi], i) => (i ? ctx.lineTo(x, hi) : ctx.moveTo(x, hi)));
+      for (let i = seg.length - 1; i >= 0; i--) ctx.lineTo(seg[i][0], seg[i][1]);
+      ctx.closePath();
+      ctx.fill();
+    }
+    seg = [];
+  };
+  for (const p of pts) {
+    const med = p[1];
+    const lo = isNum(p[2]) ? p[2] : med;
+    const hi = isNum(p[3]) ? p[3] : med;
+    if (!isNum(med) || !isNum(lo) || !isNum(hi)) {
+      flush();
+      continue;
+    }
+    seg.push([dg.toDomXCoord(p[0] * 1000), dg.toDomYCoord(lo), dg.toDomYCoord(hi)]);
+  }
+  flush();
   ctx.restore();
 }
 
@@ -1130,6 +1182,16 @@ async function pageTrend(r, index) {
       (s.regressions || []).length ? `${s.regressions.length} gate regression${s.regressions.length > 1 ? 's' : ''}` : null,
     ].filter(Boolean).join(' · ');
     const c = chartCard(str(s.label), sub);
+    // Change points as text with links, under the chart.
+    const chs = (s.changes || []).slice(-6);
+    if (chs.length) {
+      c.card.append(h('div', { class: 'pg-changes' }, 'change points: ', chs.flatMap((ch, i) => [
+        i ? ', ' : '',
+        runLink(ch.run),
+        ` ${fmtTime(ch.t).slice(0, 10)} `,
+        h('span', { class: ch.regression ? 'pg-change-bad' : null }, `${fmtNum(ch.before)} → ${fmtNum(ch.after)} (${fmtPct(ch.change_pct)}, ${pEq(ch.p)})`),
+      ]), s.changes.length > chs.length ? ` … ${s.changes.length - chs.length} earlier` : ''));
+    }
     grid.append(c.card);
     pending.push([s, c]);
   }
@@ -1169,12 +1231,10 @@ function trendChart(s, c) {
     return false;
   }
   // points: [t_s, median, ci_low, ci_high, run_id, commit]
-  const rows = pts.map((p) => {
-    const med = isNum(p[1]) ? p[1] : null;
-    const lo = isNum(p[2]) ? p[2] : med;
-    const hi = isNum(p[3]) ? p[3] : med;
-    return [new Date(p[0] * 1000), med == null ? null : [lo, med, hi]];
-  });
+  // The interval band is drawn by ciBand() in the underlay instead of
+  // Dygraph's customBars: Dygraph fills one quad per point, which costs
+  // ~75 ms of raster per 1000-point chart; one polygon costs ~5 ms.
+  const rows = pts.map((p) => [new Date(p[0] * 1000), isNum(p[1]) ? p[1] : null]);
   const rowOfRun = new Map(pts.map((p, i) => [String(p[4]), i]));
   const regRuns = new Set((s.regressions || []).map(String));
   const base = s.baseline && isNum(s.baseline.lo) && isNum(s.baseline.hi) ? s.baseline : null;
@@ -1196,10 +1256,8 @@ function trendChart(s, c) {
 
   const g = new Dygraph(c.chart, rows, {
     labels: ['time', 'median'],
-    customBars: true,
     labelsUTC: true,
     colors: ['#1f6feb'],
-    fillAlpha: 0.18,
     strokeWidth: 1.5,
     drawPoints: pts.length <= 150,
     xRangePad: 10,
@@ -1236,6 +1294,7 @@ function trendChart(s, c) {
         ctx.stroke();
         ctx.restore();
       }
+      ciBand(ctx, dg, pts, 'rgba(31,111,235,0.18)');
       for (const ch of s.changes || []) {
         const t = isNum(ch.t) ? ch.t : (pts[rowOfRun.get(String(ch.run))] || [])[0];
         vline(ctx, area, dg.toDomXCoord(t * 1000), ch.regression ? '#c62828' : '#0b5cad', [5, 4], fmtPct(ch.change_pct));
@@ -1248,24 +1307,6 @@ function trendChart(s, c) {
     },
   });
   charts.push(g);
-  // Annotations give a hover tooltip on change points. Dygraph 2.2 puts
-  // shortText in a text node and text in the title property (no HTML), and
-  // both are built here from numbers only.
-  const anns = [];
-  for (const ch of s.changes || []) {
-    const i = rowOfRun.get(String(ch.run));
-    if (i == null || !isNum(pts[i][1])) continue;
-    const bad = ch.regression === true;
-    anns.push({
-      series: 'median',
-      x: pts[i][0] * 1000,
-      shortText: bad ? '▲' : '◆',
-      text: `change point at run #${str(pts[i][4])}: ${fmtNum(ch.before)} → ${fmtNum(ch.after)}${unit} (${fmtPct(ch.change_pct)}, ${pEq(ch.p)})${bad ? ' — regression' : ''}`,
-      cssClass: bad ? 'pg-ann-reg' : 'pg-ann-shift',
-      tickHeight: 8,
-    });
-  }
-  if (anns.length) g.setAnnotations(anns);
   return true;
 }
 
@@ -1436,12 +1477,22 @@ const PAGES = { overview: pageOverview, runs: pageRuns, run: pageRun, sweep: pag
 
 let renderSeq = 0;
 
-function markReady(name, nCharts) {
-  const ds = document.body.dataset;
-  ds.page = name;
-  ds.charts = String(nCharts);
-  ds.readyMs = String(Math.round(performance.now()));
-  ds.ready = '1';
+// Ready means painted: wait for the next frame (layout and paint of what was
+// just inserted happen before it) and then a task. A hidden tab may never
+// get a frame, so a timer stands in after 500 ms.
+function markReady(seq, name, nCharts) {
+  let done = false;
+  const finish = () => {
+    if (done || seq !== renderSeq) return;
+    done = true;
+    const ds = document.body.dataset;
+    ds.page = name;
+    ds.charts = String(nCharts);
+    ds.readyMs = String(Math.round(performance.now()));
+    ds.ready = '1';
+  };
+  requestAnimationFrame(() => setTimeout(finish, 0));
+  setTimeout(finish, 500);
 }
 
 async function route() {
@@ -1468,7 +1519,12 @@ async function route() {
     if (e instanceof DataError) {
       ds.error = e.message;
       console.warn('[perfgate]', e.message);
-      out = { name, node: h('div', null, h('h1', null, 'Data not available'), message('error', e.message), h('p', null, h('a', { href: link('overview') }, 'Back to the overview.'))) };
+      out = {
+        name,
+        node: h('div', null, h('h1', null, 'Data not available'), message('error', e.message),
+          h('p', { class: 'pg-muted' }, 'The dashboard directory may be incomplete, or the run may be older than the runs it was generated with (perfgate dashboard --runs N).'),
+          h('p', null, h('a', { href: link('overview') }, 'Back to the overview.'))),
+      };
     } else {
       reportError((e && e.stack) || String(e));
       out = { name, node: message('error', `This page failed to render: ${(e && e.message) || e}`) };
@@ -1495,7 +1551,7 @@ async function route() {
       }
     }
   }
-  markReady(out.name, n);
+  markReady(seq, out.name, n);
 }
 
 function boot() {

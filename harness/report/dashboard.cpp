@@ -55,6 +55,12 @@ json num(double v) {
   return std::stod(fmt::format("{:.6g}", v));
 }
 
+// Unix times and seconds into a trial: to the millisecond, never to six digits.
+json secs(double t) {
+  if (!std::isfinite(t)) return nullptr;
+  return std::round(t * 1000.0) / 1000.0;
+}
+
 json parse_object(const std::string& text) {
   auto j = json::parse(text, nullptr, false);
   return j.is_object() ? j : json::object();
@@ -185,8 +191,8 @@ json run_json(const analysis::RunSummary& s, const std::vector<store::GateRecord
   json run = {{"id", r.id},
               {"suite", r.suite},
               {"description", r.description},
-              {"started_at", num(r.started_at)},
-              {"ended_at", num(r.ended_at)},
+              {"started_at", secs(r.started_at)},
+              {"ended_at", secs(r.ended_at)},
               {"status", std::string(model::to_string(r.status))},
               {"commit", r.git_commit},
               {"branch", r.git_branch},
@@ -238,7 +244,7 @@ json run_json(const analysis::RunSummary& s, const std::vector<store::GateRecord
                       {"status", std::string(model::to_string(t.status))},
                       {"exit_code", t.exit_code},
                       {"signal", t.signal},
-                      {"wall_s", num(t.wall_s)},
+                      {"wall_s", secs(t.wall_s)},
                       {"error", t.error},
                       {"notes", t.notes},
                       {"log_dir", t.log_dir}});
@@ -276,7 +282,9 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
     for (const auto& c : g->second.front().comparisons) {
       auto k = std::tuple{c.workload, c.params_json, c.metric.name};
       if (c.verdict == model::VerdictKind::Regression) regressions[k].push_back(r.run.id);
-      if (std::isfinite(c.base_median) && c.threshold_rel > 0)
+      // A band only where the baseline had this configuration (not "missing" or "failed").
+      if (c.n_base > 0 && c.verdict != model::VerdictKind::Missing && std::isfinite(c.base_median) &&
+          c.base_median != 0 && c.threshold_rel > 0)
         baseline_band[k] = {{"lo", num(c.base_median * (1 - c.threshold_rel))},
                             {"hi", num(c.base_median * (1 + c.threshold_rel))}};
     }
@@ -288,12 +296,12 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
       auto it = rows.find({p.run_id, s.workload, s.params_json, s.metric.name});
       double lo = it != rows.end() ? it->second->ci_low : std::nan("");
       double hi = it != rows.end() ? it->second->ci_high : std::nan("");
-      points.push_back({num(p.started_at), num(p.value), num(lo), num(hi), p.run_id, p.commit});
+      points.push_back({secs(p.started_at), num(p.value), num(lo), num(hi), p.run_id, p.commit});
     }
     json changes = json::array();
     for (const auto& ch : s.changes)
       changes.push_back({{"run", ch.run_id},
-                         {"t", num(ch.index < s.points.size() ? s.points[ch.index].started_at : 0)},
+                         {"t", secs(ch.index < s.points.size() ? s.points[ch.index].started_at : 0)},
                          {"before", num(ch.before)},
                          {"after", num(ch.after)},
                          {"change_pct", num(ch.change_rel * 100)},
@@ -354,7 +362,7 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
       auto kept = reducer.points();
       auto pts = stats::lttb(kept, opt.soak_points);
       json points = json::array();
-      for (const auto& p : pts) points.push_back({num(p.t), num(p.v)});
+      for (const auto& p : pts) points.push_back({secs(p.t), num(p.v)});
       const analysis::MetricTrend* trend = nullptr;
       for (const auto& m : t.metrics)
         if (m.metric == info.name) trend = &m;
@@ -364,7 +372,7 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
       if (trend) {
         json steps = json::array();
         for (const auto& st_step : trend->steps)
-          steps.push_back({{"t", num(st_step.t_s)}, {"before", num(st_step.before)}, {"after", num(st_step.after)},
+          steps.push_back({{"t", secs(st_step.t_s)}, {"before", num(st_step.before)}, {"after", num(st_step.after)},
                            {"change_pct", num(st_step.change_pct)}});
         j["drift_pct_per_h"] = num(trend->drift_pct_per_h);
         j["slope_per_h"] = num(trend->slope_per_h);
@@ -381,14 +389,14 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
     json findings = json::array();
     for (const auto& f : t.findings) {
       json ev = json::array();
-      for (const auto& e : f.evidence) ev.push_back({{"t", num(e.t_s)}, {"value", num(e.value)}, {"note", e.note}});
+      for (const auto& e : f.evidence) ev.push_back({{"t", secs(e.t_s)}, {"value", num(e.value)}, {"note", e.note}});
       findings.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
                           {"summary", f.summary}, {"evidence", ev}});
       findings_out.push_back({{"run", run.id}, {"suite", run.suite}, {"label", full_label(t.workload, t.label)},
                               {"kind", f.kind}, {"metric", f.metric}, {"summary", f.summary}});
     }
     trials.push_back({{"trial", t.trial_id}, {"label", full_label(t.workload, t.label)}, {"status", t.status},
-                      {"error", t.error}, {"wall_s", num(t.wall_s)}, {"steps", t.steps}, {"series", series},
+                      {"error", t.error}, {"wall_s", secs(t.wall_s)}, {"steps", t.steps}, {"series", series},
                       {"findings", findings}});
   }
   return json{{"run", run.id}, {"suite", run.suite}, {"window_s", so.window_s}, {"trials", trials}};
@@ -516,12 +524,12 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
                                  {"label", full_label(c.workload, c.label)}, {"metric", c.metric.name},
                                  {"unit", c.metric.unit}, {"baseline", num(c.base_median)},
                                  {"candidate", num(c.cand_median)}, {"change_pct", num(c.change_rel * 100)},
-                                 {"gate", latest.id}, {"at", num(latest.created_at)}});
+                                 {"gate", latest.id}, {"at", secs(latest.created_at)}});
     }
     runs_json.push_back({{"id", s.run.id},
                          {"suite", s.run.suite},
-                         {"started_at", num(s.run.started_at)},
-                         {"ended_at", num(s.run.ended_at)},
+                         {"started_at", secs(s.run.started_at)},
+                         {"ended_at", secs(s.run.ended_at)},
                          {"status", std::string(model::to_string(s.run.status))},
                          {"commit", s.run.git_commit},
                          {"branch", s.run.git_branch},
@@ -533,7 +541,7 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
                          {"kind", run_kind(s.run)},
                          {"gate", gate}});
   }
-  json index = {{"generated_at", num(static_cast<double>(std::time(nullptr)))},
+  json index = {{"generated_at", secs(static_cast<double>(std::time(nullptr)))},
                 {"perfgate_version", PERFGATE_VERSION},
                 {"db", opt.db_label},
                 {"suites", suites_json},

@@ -13,6 +13,7 @@ data-ready-ms, from navigation start), median of --repeats.
 usage: dashboard_scale.py PERFGATE_BIN [--db FILE] [--runs 1000] [--soak-records 1250000] [--repeats 3]
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -36,22 +37,26 @@ def build(perfgate, db, work, runs, soak_records):
                 f"  - name: replay\n    command: [cp, {data}, \"{{metrics_file}}\"]\n")
     subprocess.run([perfgate, "--db", db, "soak", soak, "-q", "--duration", "1h", "--window", "60s"], check=True,
                    stdout=subprocess.DEVNULL)
+    # Two copies of one suite, same name and parameters, reading different
+    # files: the configurations stay the same while their numbers step up 5 %.
+    suites = {}
     for level in ("base", "slow"):
+        os.makedirs(os.path.join(work, level))
         for a in (25, 50):
             for w in (2, 4):
-                with open(os.path.join(work, f"m-{level}-{a}-{w}.jsonl"), "w") as f:
+                with open(os.path.join(work, level, f"m-{a}-{w}.jsonl"), "w") as f:
                     for i in range(20):
                         ms = (10 + a / 25 + w) * (1.05 if level == "slow" else 1) * (1 + 0.01 * ((i * 7) % 5 - 2))
                         f.write('{"step": %d, "step_time_ms": %.3f, "throughput": %.2f}\n' % (i, ms, 64000 / ms))
-    suite = os.path.join(work, "sweep.yaml")
-    with open(suite, "w") as f:
-        f.write("suite: sweep\ndefaults: {repeats: 3, warmup: {steps: 2}}\nworkloads:\n  - name: train\n"
-                f"    command: [cp, \"{work}/m-{{level}}-{{bucket_mb}}-{{num_workers}}.jsonl\", \"{{metrics_file}}\"]\n"
-                "    matrix: {bucket_mb: [25, 50], num_workers: [2, 4]}\n    params: {level: base}\n")
+        suites[level] = os.path.join(work, f"sweep-{level}.yaml")
+        with open(suites[level], "w") as f:
+            f.write("suite: sweep\ndefaults: {repeats: 3, warmup: {steps: 2}}\nworkloads:\n  - name: train\n"
+                    f"    command: [cp, \"{work}/{level}/m-{{bucket_mb}}-{{num_workers}}.jsonl\", \"{{metrics_file}}\"]\n"
+                    "    matrix: {bucket_mb: [25, 50], num_workers: [2, 4]}\n")
 
     def one(i):
-        level = "slow" if i >= runs // 2 else "base"
-        subprocess.run([perfgate, "--db", db, "--db-timeout", "60s", "run", suite, "-q", "--set", f"level={level}",
+        suite = suites["slow" if i >= runs // 2 else "base"]
+        subprocess.run([perfgate, "--db", db, "--db-timeout", "60s", "run", suite, "-q",
                         "--tag", f"n{i}", "--commit", f"{i:08x}"], check=True, stdout=subprocess.DEVNULL)
 
     t0 = time.perf_counter()
@@ -98,11 +103,13 @@ def main():
         print(f"perfgate dashboard: median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max {max(walls):.2f}), "
               f"{statistics.median(sizes) / 1e6:.1f} MB written, largest data file {largest[1]} {largest[0] / 1e6:.2f} MB")
         index = "file://" + os.path.join(out, "index.html")
-        soak_id = re.search(r'"id":(\d+),"suite":"soak"', open(os.path.join(out, "data", "index.js")).read())
+        text = open(os.path.join(out, "data", "index.js")).read()
+        index_data = json.loads(text[text.index(", ") + 2:text.rindex(");")])
+        soak_id = next((r["id"] for r in index_data["runs"] if r["kind"] == "soak"), None)
         pages = {"trend (1000 runs x 4 configs)": "#/trend/sweep?metric=step_time_ms",
                  "runs list": "#/runs", "overview": "#/overview"}
         if soak_id:
-            pages["soak (5M samples)"] = f"#/soak/{soak_id.group(1)}"
+            pages["soak (5M samples)"] = f"#/soak/{soak_id}"
         for name, anchor in pages.items():
             times = [ready_ms(index + anchor, os.path.join(work, f"chrome{i}")) for i in range(a.repeats)]
             print(f"ready in headless Chromium, {name}: median {statistics.median(times)} ms "

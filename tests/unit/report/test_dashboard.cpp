@@ -152,6 +152,7 @@ TEST_CASE("the dashboard's data files hold runs, trends and escaped-safe strings
   CHECK((*step)["label"] == evil + " bucket_mb=25");
   REQUIRE((*step)["points"].size() == 12);
   CHECK((*step)["points"][0][1] == 10.0);  // oldest first: [t, median, lo, hi, run, commit]
+  CHECK((*step)["points"][1][0].get<double>() - (*step)["points"][0][0].get<double>() == 3600.0);  // times unrounded
   CHECK((*step)["points"][0][4] == ids[0]);
   CHECK((*step)["points"][11][1] == 12.0);
   REQUIRE((*step)["changes"].size() == 1);
