@@ -90,7 +90,10 @@ function h(tag, props, ...kids) {
       if (k === 'class') e.className = v;
       else if (k === 'text') e.textContent = String(v);
       else if (k === 'style') e.style.cssText = v; // only literal styles from this file
-      else if (k.startsWith('on') && typeof v === 'function') e.addEventListener(k.slice(2), v);
+      else if (k.startsWith('on')) {
+        // Handlers only as functions: an "on…" attribute from a string would be code.
+        if (typeof v === 'function') e.addEventListener(k.slice(2), v);
+      }
       else if (k === 'href') e.setAttribute('href', safeHref(v));
       else e.setAttribute(k, v === true ? '' : String(v));
     }
@@ -110,7 +113,10 @@ function append(parent, kids) {
 // Only in-page anchors are ever linked: no javascript:, no file paths.
 function safeHref(v) {
   const s = String(v);
-  return s.startsWith('#') ? s : '#';
+  // In-page anchors, and file:// links that logLinks() builds from encoded segments.
+  if (s.startsWith('#')) return s;
+  if (/^file:\/\/\/[A-Za-z0-9%._~!$&'()*+,;=:@\/-]*$/.test(s)) return s;
+  return '#';
 }
 
 // For the few places where Dygraph assigns innerHTML (tick labels).
@@ -210,6 +216,10 @@ function shortCommit(c) {
   return c ? String(c).slice(0, 10) : DASH;
 }
 
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function str(v) {
   return v == null ? '' : String(v);
 }
@@ -232,7 +242,7 @@ const VERDICT_ORDER = ['regression', 'failed', 'missing', 'inconclusive', 'impro
 
 function badge(kind, text, solid) {
   const k = str(kind);
-  const tone = TONE[k] || 'grey';
+  const tone = Object.prototype.hasOwnProperty.call(TONE, k) ? TONE[k] : 'grey';
   return h('span', { class: `pg-badge ${tone}${solid ? ' solid' : ''}` }, text == null ? k || DASH : text);
 }
 
@@ -256,7 +266,7 @@ function countBadges(counts, compact) {
 
 function gateCell(gate, compact) {
   if (!gate) return h('span', { class: 'pg-muted' }, 'not gated');
-  return h('span', { class: compact ? 'pg-nowrap' : null, title: gate.baseline ? `gate #${str(gate.id)} against ${gate.baseline}` : null },
+  return h('span', { title: gate.baseline ? `gate #${str(gate.id)} against ${gate.baseline}` : null },
     badge(gate.outcome, str(gate.outcome) || DASH, true), ' ', countBadges(gate.counts, compact));
 }
 
@@ -573,6 +583,10 @@ function ciBand(ctx, dg, pts, colour) {
       for (let i = seg.length - 1; i >= 0; i--) ctx.lineTo(seg[i][0], seg[i][1]);
       ctx.closePath();
       ctx.fill();
+    } else if (seg.length === 1) {
+      // an isolated point: its interval as a short bar
+      const [x, lo, hi] = seg[0];
+      ctx.fillRect(x - 3, Math.min(lo, hi), 6, Math.max(1, Math.abs(lo - hi)));
     }
     seg = [];
   };
@@ -610,8 +624,20 @@ function renderChrome(index, r) {
   add(link('runs'), 'Runs', r.page === 'runs');
   items.push(h('span', { class: 'pg-sep' }));
   items.push(h('span', { class: 'pg-nav-label' }, 'Trends:'));
-  for (const s of index.suites || []) {
-    add(link('trend', s.name), str(s.name), r.page === 'trend' && r.arg === s.name, str(s.name));
+  const suites = index.suites || [];
+  if (suites.length <= 8) {
+    for (const s of suites) add(link('trend', s.name), str(s.name), r.page === 'trend' && r.arg === s.name, str(s.name));
+  } else {
+    // Many suites: a select keeps the header one line high.
+    const cur = r.page === 'trend' ? r.arg : '';
+    const sel = h('select', { id: 'pg-nav-trend', 'aria-label': 'trend of suite', onchange: (e) => e.target.value && go(link('trend', e.target.value)) },
+      h('option', { value: '' }, '(choose a suite)'));
+    for (const s of suites) {
+      const o = h('option', { value: str(s.name) }, str(s.name));
+      if (s.name === cur) o.selected = true;
+      sel.appendChild(o);
+    }
+    items.push(sel);
   }
   nav.replaceChildren(...items);
   const meta = $('#pg-meta');
@@ -760,7 +786,7 @@ async function pageRuns(r, index) {
         { h: 'trials ok/fail', v: (x) => x.trials_failed, f: trialCounts, cls: 'num' },
         { h: 'commit · branch', v: (x) => x.commit, f: (x) => [h('code', { title: str(x.commit) }, shortCommit(x.commit)), x.branch ? h('div', { class: 'pg-muted pg-small' }, str(x.branch)) : null], cls: 'label-s' },
         { h: 'tags', v: (x) => tagsOf(x).join(' '), f: (x) => tagsOf(x).map((t) => badge('tag', t)), cls: 'tags' },
-        { h: 'gate', v: (x) => (x.gate ? x.gate.outcome : null), f: (x) => gateCell(x.gate, true) },
+        { h: 'gate', v: (x) => (x.gate ? x.gate.outcome : null), f: (x) => gateCell(x.gate, true), cls: 'gate' },
       ],
       rows,
       { empty: 'no runs match' },
@@ -863,7 +889,7 @@ async function pageRun(r, index) {
         { h: 'wall', v: (t) => t.wall_s, f: (t) => fmtDur(t.wall_s), cls: 'num' },
         { h: 'error', v: (t) => t.error, cls: 'text' },
         { h: 'notes', v: (t) => t.notes, cls: 'text' },
-        { h: 'log dir', v: (t) => t.log_dir, cls: 'path' },
+        { h: 'logs', v: (t) => t.log_dir, f: (t) => logLinks(t.log_dir), cls: 'path' },
       ],
       trials,
       { empty: 'no trials', rowClass: (t) => (t.status && t.status !== 'ok' ? 'pg-failed' : '') },
@@ -881,6 +907,18 @@ async function pageRun(r, index) {
   }
   view.append(grid);
   return { name: 'run', node: view };
+}
+
+// Links to a trial's stdout.log and stderr.log. The scheme is fixed to file://
+// and every path segment is percent-encoded, so a log_dir cannot become
+// another kind of link; the directory stays visible as text for copying.
+function logLinks(dir) {
+  if (typeof dir !== 'string' || !dir.startsWith('/')) return dir ? String(dir) : DASH;
+  const base = 'file://' + dir.split('/').map(encodeURIComponent).join('/');
+  return h('span', null,
+    h('a', { href: `${base}/stdout.log` }, 'stdout'), ' · ',
+    h('a', { href: `${base}/stderr.log` }, 'stderr'),
+    h('div', { class: 'pg-muted pg-small' }, dir));
 }
 
 function gateSection(gate, suite) {
@@ -935,7 +973,7 @@ async function pageSweep(r, index) {
 
   const sweep = data.sweep || null;
   const metrics = [];
-  const metricInfo = {};
+  const metricInfo = Object.create(null);
   for (const c of configs) {
     for (const m of c.metrics || []) {
       if (!(m.metric in metricInfo)) {
@@ -955,8 +993,8 @@ async function pageSweep(r, index) {
   // Axes worth offering first: parameters that actually vary.
   const distinctValues = (key) => [...new Set(configs.map((c) => paramText(paramValue(c.params, key))))];
   const varying = params.filter((p) => distinctValues(p).length > 1);
-  let x = params.includes(r.q.x) ? r.q.x : varying[0] || params[0] || '';
-  let y = params.includes(r.q.y) || r.q.y === '-' ? r.q.y : varying.find((p) => p !== x) || '-';
+  const x = params.includes(r.q.x) ? r.q.x : varying[0] || params[0] || '';
+  const y = params.includes(r.q.y) || r.q.y === '-' ? r.q.y : varying.find((p) => p !== x) || '-';
   const state = { metric, x, y, filter };
   const hashWith = (k, v) => link('sweep', id, { ...state, [k]: v });
 
@@ -996,7 +1034,7 @@ async function pageSweep(r, index) {
     line.append('best: ', h('b', null, best ? str(best.label) : `config ${sweep.best}`), ', ');
     if (bvr.significant) line.append(h('span', { class: 'pg-change-good' }, 'significantly better than runner-up'));
     else line.append(h('span', { class: 'pg-muted' }, 'not significantly better than runner-up'));
-    line.append(` (${pEq(bvr.p)}${isNum(bvr.change_pct) ? `, runner-up differs by ${fmtPct(bvr.change_pct)}` : ''})`);
+    line.append(` (${pEq(bvr.p)}${isNum(bvr.change_pct) ? `; best vs runner-up ${fmtPct(bvr.change_pct)}` : ''})`);
     if (ru) line.append(h('br'), h('span', { class: 'pg-muted' }, 'runner-up: ', str(ru.label)));
   } else if (ranked.length) {
     line.append('best by median: ', h('b', null, str(ranked[0].label)));
@@ -1157,7 +1195,7 @@ async function pageTrend(r, index) {
     select('metric', 't-metric', [...metrics.map((m) => [m, m]), ['*', '(all metrics)']], metric, (v) => go(hashWith('metric', v))),
     select('configuration', 't-config', [['', `(all ${labels.length} configurations)`], ...labels.map((l) => [l, l])], config, (v) => go(hashWith('config', v))),
     filterInput('filter labels', 't-filter', filter, 'e.g. graph_mode=eager', (v) => hashWith('filter', v)),
-    h('span', { class: 'pg-count' }, `${chosen.length} series · ${suite.runs ?? DASH} runs`),
+    h('span', { class: 'pg-count' }, `${chosen.length} series · ${isNum(suite.runs) ? plural(suite.runs, 'run') : ''}`),
   );
   view.append(controls);
   if (r.q.config && !config) view.append(message('warn', `No configuration "${r.q.config}" for ${metric === '*' ? 'any metric' : metric}; showing all.`));
@@ -1176,7 +1214,7 @@ async function pageTrend(r, index) {
     const last = (s.points || []).filter((p) => isNum(p[1])).slice(-1)[0];
     const sub = [
       `${s.metric}${s.unit ? ` (${s.unit})` : ''}${s.better && s.better !== 'none' ? `, ${s.better} is better` : ''}`,
-      `${(s.points || []).length} runs`,
+      plural((s.points || []).length, 'run'),
       last ? `latest ${fmtNum(last[1])}` : null,
       (s.changes || []).length ? `${s.changes.length} change point${s.changes.length > 1 ? 's' : ''}` : null,
       (s.regressions || []).length ? `${s.regressions.length} gate regression${s.regressions.length > 1 ? 's' : ''}` : null,
@@ -1254,14 +1292,19 @@ function trendChart(s, c) {
     return legendFragment(parts);
   };
 
+  // A single run (or runs at one instant) would sit on a zero-width axis.
+  const t0 = pts[0][0];
+  const t1 = pts[pts.length - 1][0];
+  const dateWindow = t1 - t0 < 60 ? [(t0 - 43200) * 1000, (t1 + 43200) * 1000] : null;
   const g = new Dygraph(c.chart, rows, {
     labels: ['time', 'median'],
+    dateWindow,
     labelsUTC: true,
     colors: ['#1f6feb'],
     strokeWidth: 1.5,
     drawPoints: pts.length <= 150,
     xRangePad: 10,
-    pointSize: 2,
+    pointSize: pts.length <= 5 ? 4 : 2,
     highlightCircleSize: 4,
     valueRange: range,
     labelsDiv: c.legend,
@@ -1473,7 +1516,9 @@ function pageNotFound(r) {
   return { name: 'notfound', node: view };
 }
 
-const PAGES = { overview: pageOverview, runs: pageRuns, run: pageRun, sweep: pageSweep, trend: pageTrend, soak: pageSoak };
+// The page name comes from the URL: a null-prototype map, so "#/constructor"
+// is simply not found.
+const PAGES = Object.assign(Object.create(null), { overview: pageOverview, runs: pageRuns, run: pageRun, sweep: pageSweep, trend: pageTrend, soak: pageSoak });
 
 let renderSeq = 0;
 

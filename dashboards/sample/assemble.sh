@@ -12,5 +12,6 @@ cp "$src/index.html" "$out/index.html"
 cp "$src/dashboard.js" "$src/dashboard.css" "$out/assets/"
 cp "$dyg/dygraph.min.js" "$dyg/dygraph.min.css" "$out/assets/"
 rm -f "$out"/data/*.js
-cp "$here"/data/*.js "$out/data/"
+# The sample data is generated (deterministically), not kept in git.
+python3 "$here/generate.py" --out "$out" >/dev/null
 echo "$out/index.html"

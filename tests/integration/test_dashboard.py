@@ -181,6 +181,7 @@ workloads:
         self.assertIn("&lt;img src=x onerror=alert(1)&gt;", dom)
         self.assertIn("&lt;i&gt;train&amp;co", dom)
         self.assertIn("regression", dom)
+        self.assertRegex(dom, r'href="file:///[^"]+/stdout\.log"', "links to each trial's logs")
         dom = self.assertPageReady(f"#/sweep/{ids['cand']}", "sweep")
         self.assertIn("bucket_mb", dom)
         self.assertPageReady("#/trend/sweep?metric=step_time_ms", "trend", min_charts=1)
