@@ -20,4 +20,6 @@ reps=${PERFGATE_BENCH_REPS:-5}
 /usr/bin/python3 "$repo_root/tests/bench/ingest_e2e.py" "$build_dir/perfgate" --repeats 3 --format megatron --records 1000000
 # Peak RSS of a 72-hour soak's worth of step records (5.2M) through `perfgate soak`.
 /usr/bin/python3 "$repo_root/tests/bench/soak_memory.py" "$build_dir/perfgate" --repeats 3
+# perfgate dashboard over 1,000 runs and a 5M-sample soak: time, size, page readiness in headless Chromium.
+/usr/bin/python3 "$repo_root/tests/bench/dashboard_scale.py" "$build_dir/perfgate" --repeats 3
 rm -rf bench-scratch
