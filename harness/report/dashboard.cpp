@@ -369,7 +369,8 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
       bool memory = model::is_memory_metric(info.name);
       json j = {{"metric", info.name}, {"unit", info.unit}, {"memory", memory}, {"n", reducer.count()},
                 {"points", points}};
-      if (trend) {
+      // The analysis windows only what it judges over time (the loss it only checks for NaN).
+      if (trend && trend->windows > 0) {
         json steps = json::array();
         for (const auto& st_step : trend->steps)
           steps.push_back({{"t", secs(st_step.t_s)}, {"before", num(st_step.before)}, {"after", num(st_step.after)},
