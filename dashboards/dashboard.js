@@ -624,7 +624,8 @@ function renderChrome(index, r) {
   add(link('runs'), 'Runs', r.page === 'runs');
   items.push(h('span', { class: 'pg-sep' }));
   items.push(h('span', { class: 'pg-nav-label' }, 'Trends:'));
-  const suites = index.suites || [];
+  // Suites of soaks only have no trend: their runs are judged on the soak page.
+  const suites = (index.suites || []).filter((s) => s.trend);
   if (suites.length <= 8) {
     for (const s of suites) add(link('trend', s.name), str(s.name), r.page === 'trend' && r.arg === s.name, str(s.name));
   } else {

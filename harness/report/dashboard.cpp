@@ -481,12 +481,14 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
     auto trend = trend_json(suites[i], trend_runs, gates);
     std::set<std::string> metric_names;
     for (const auto& s : trend["series"]) metric_names.insert(s["metric"].get<std::string>());
-    if (auto r = w.data(key, trend); !r) return r.error();
+    const bool has_trend = !trend["series"].empty();
+    if (has_trend)
+      if (auto r = w.data(key, trend); !r) return r.error();
     const auto& latest = *runs.front();
     suites_json.push_back({{"name", suites[i]},
                            {"runs", runs.size()},
                            {"latest_run", latest.run.id},
-                           {"trend", key},
+                           {"trend", has_trend ? json(key) : json(nullptr)},
                            {"metrics", std::vector<std::string>(metric_names.begin(), metric_names.end())}});
     std::map<long long, std::string> labels;
     for (const auto& c : latest.configs) labels[c.config_id] = full_label(c.workload, c.label);
