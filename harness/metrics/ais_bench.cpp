@@ -29,19 +29,6 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-// Drops leading "[...]" groups ("[INFO]", a time stamp, "[rank0]:") and the blanks around them.
-std::string_view skip_bracket_prefix(std::string_view s) {
-  s = util::trim(s);
-  while (!s.empty() && s.front() == '[') {
-    auto close = s.find(']');
-    if (close == npos) break;
-    s = s.substr(close + 1);
-    if (!s.empty() && s.front() == ':') s.remove_prefix(1);
-    s = util::trim(s);
-  }
-  return s;
-}
-
 // The metric-name suffix of one statistic: "median" -> "", "mean" -> "_mean", "percentile(99%)" -> "_p99",
 // "percentile(99.9%)" -> "_p99_9"; nullopt when a percentile's number is unreadable.
 std::optional<std::string> statistic_suffix(std::string_view key) {

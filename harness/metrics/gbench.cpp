@@ -138,15 +138,10 @@ bool is_fixed_metric(std::string_view key) {
   return key == "real_time" || key == "cpu_time" || key == "items_per_second" || key == "bytes_per_second";
 }
 
-bool valid_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-' || c == '/' || c == ':';
-}
-
 std::string sanitized(std::string_view raw) {
   std::string out(raw);
   for (char& c : out)
-    if (!valid_name_char(c)) c = '_';
+    if (!valid_metric_char(c)) c = '_';
   return out;
 }
 

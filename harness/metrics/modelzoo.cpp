@@ -50,19 +50,6 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
-// Drops leading "[...]" groups, each optionally followed by ':', and the blanks around them.
-std::string_view skip_bracket_prefix(std::string_view s) {
-  s = util::trim(s);
-  while (!s.empty() && s.front() == '[') {
-    auto close = s.find(']');
-    if (close == npos) break;
-    s = s.substr(close + 1);
-    if (!s.empty() && s.front() == ':') s.remove_prefix(1);
-    s = util::trim(s);
-  }
-  return s;
-}
-
 // The keys are CamelCase, which snake_case alone would run together ("TrainAccuracy" -> "trainaccuracy"): a word
 // starts at an upper-case letter after a lower-case one, or at the last capital of an acronym before a lower-case
 // letter ("ActualFPS" -> actual_fps, "E2ETrainingTime" -> e2e_training_time, "Top1Acc" -> top1_acc).

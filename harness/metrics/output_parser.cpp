@@ -61,6 +61,18 @@ std::optional<double> parse_number(std::string_view text) {
   return v;
 }
 
+std::string_view skip_bracket_prefix(std::string_view s) {
+  s = util::trim(s);
+  while (!s.empty() && s.front() == '[') {
+    auto close = s.find(']');
+    if (close == std::string_view::npos) break;
+    s = s.substr(close + 1);
+    if (!s.empty() && s.front() == ':') s.remove_prefix(1);
+    s = util::trim(s);
+  }
+  return s;
+}
+
 std::string snake_case(std::string_view text) {
   std::string out;
   bool gap = false;

@@ -64,6 +64,9 @@ class OutputParser {
 // A number as logs print it: surrounding blanks allowed, "nan", "inf",
 // exponents ("1.000000E-04"); nullopt for anything else, or trailing text.
 std::optional<double> parse_number(std::string_view text);
+// Drops leading "[...]" groups ("[INFO]", a time stamp, "[rank0]:", each
+// optionally followed by ':') and the blanks around them.
+std::string_view skip_bracket_prefix(std::string_view line);
 // "Elapsed Time Per Iteration (ms)" -> "elapsed_time_per_iteration_ms".
 std::string snake_case(std::string_view text);
 

@@ -13,12 +13,14 @@ std::string_view to_string(LineSource s) {
   return "?";
 }
 
+bool valid_metric_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-' || c == '/' || c == ':';
+}
+
 bool valid_metric_name(std::string_view n) {
   if (n.empty() || n.size() > 128) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-' || c == '/' || c == ':';
-  });
+  return std::all_of(n.begin(), n.end(), valid_metric_char);
 }
 
 int MetricRegistry::id(std::string_view name) {

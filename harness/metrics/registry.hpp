@@ -31,6 +31,7 @@ class ProtocolSink {
 
 // Letters, digits and _ . - / : ; at most 128 characters.
 bool valid_metric_name(std::string_view name);
+bool valid_metric_char(char c);
 
 class MetricRegistry {
  public:

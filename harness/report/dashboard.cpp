@@ -116,12 +116,19 @@ class Writer {
   DashboardStats& m_stats;
 };
 
-json gate_json(const store::GateRecord& g) {
+json verdict_counts(const store::GateRecord& g) {
   json counts = json::object();
-  json comps = json::array();
   for (const auto& c : g.comparisons) {
     auto v = std::string(model::to_string(c.verdict));
     counts[v] = counts.value(v, 0) + 1;
+  }
+  return counts;
+}
+
+json gate_json(const store::GateRecord& g) {
+  json comps = json::array();
+  for (const auto& c : g.comparisons) {
+    auto v = std::string(model::to_string(c.verdict));
     comps.push_back({{"workload", c.workload},
                      {"label", full_label(c.workload, c.label)},
                      {"metric", c.metric.name},
@@ -137,7 +144,7 @@ json gate_json(const store::GateRecord& g) {
                      {"note", c.note}});
   }
   return {{"id", g.id},         {"outcome", g.outcome},           {"baseline", g.baseline},
-          {"baseline_runs", g.baseline_runs}, {"counts", counts}, {"comparisons", comps}};
+          {"baseline_runs", g.baseline_runs}, {"counts", verdict_counts(g)}, {"comparisons", comps}};
 }
 
 json sweep_json(const analysis::RunSummary& s, const std::string& metric) {
@@ -518,8 +525,8 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
     json gate = nullptr;
     if (auto g = gates.find(s.run.id); g != gates.end()) {
       const auto& latest = g->second.front();
-      auto gj = gate_json(latest);
-      gate = {{"id", gj["id"]}, {"outcome", gj["outcome"]}, {"baseline", gj["baseline"]}, {"counts", gj["counts"]}};
+      gate = {{"id", latest.id}, {"outcome", latest.outcome}, {"baseline", latest.baseline},
+              {"counts", verdict_counts(latest)}};
       for (const auto& c : latest.comparisons)
         if (c.verdict == model::VerdictKind::Regression && regressions.size() < k_max_regressions)
           regressions.push_back({{"run", s.run.id}, {"suite", s.run.suite}, {"workload", c.workload},
