@@ -5,6 +5,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace perfgate::sim {
 
 void matmul(const float* a, const float* b, float* c, int m, int k, int n, int tile) {
@@ -73,42 +77,79 @@ struct F16 {
 inline float act(float x) { return std::max(x, 0.1f * x); }
 inline float dact(float x) { return 0.55f + 0.45f * std::copysign(1.0f, x); }  // 1 or 0.1, branch-free
 
-template <typename P, typename Fn>
-void pass(typename P::T* a, std::size_t n, Fn&& fn) {
-  if constexpr (std::is_same_v<typename P::T, float>) {
-    for (std::size_t i = 0; i < n; ++i) a[i] = fn(a[i], i);
-  } else {
-    // 16-bit storage: widen a block into registers-sized float scratch, work,
-    // narrow it back; three simple loops vectorise where one mixed loop does not.
-    constexpr std::size_t k_block = 512;
-    alignas(64) float buf[k_block];
-    for (std::size_t base = 0; base < n; base += k_block) {
-      const std::size_t len = std::min(k_block, n - base);
-      for (std::size_t i = 0; i < len; ++i) buf[i] = P::load(a[base + i]);
-      for (std::size_t i = 0; i < len; ++i) buf[i] = fn(buf[i], base + i);
-      for (std::size_t i = 0; i < len; ++i) a[base + i] = P::store(buf[i]);
+// 16-bit storage is worked on in blocks widened into float scratch and narrowed
+// back: simple loops that vectorise, where one mixed loop does not.
+constexpr std::size_t k_block = 512;
+
+// For bf16 on AVX2, sixteen values at a time: interleaving with zeros puts each
+// bf16 in the top half of a 32-bit lane, which is its float; two lane shuffles
+// restore the order. A handful of instructions per sixteen values instead of a
+// conversion per value: the conversions must cost well below the bytes they save,
+// as in an accelerator's vector unit, or the gain of 16-bit storage drowns in the
+// launch-to-launch spread of this machine's memory speed (docs/perfgate-sim.md).
+template <typename P>
+void widen(const typename P::T* src, float* dst, std::size_t len) {
+  std::size_t i = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<P, BF16>) {
+    const __m256i zero = _mm256_setzero_si256();
+    for (; i + 16 <= len; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      const __m256i lo = _mm256_unpacklo_epi16(zero, h);  // values 0-3 | 8-11
+      const __m256i hi = _mm256_unpackhi_epi16(zero, h);  // values 4-7 | 12-15
+      _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x20)));
+      _mm256_storeu_ps(dst + i + 8, _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x31)));
     }
   }
+#endif
+  for (; i < len; ++i) dst[i] = P::load(src[i]);
 }
 
-// A pass that also reads a second tensor: out[i] = fn(out[i], in[i]), both
-// widened blockwise for 16-bit storage like pass().
-template <typename P, typename Fn>
-void pass2(typename P::T* out, const typename P::T* in, std::size_t n, Fn&& fn) {
-  if constexpr (std::is_same_v<typename P::T, float>) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = fn(out[i], in[i]);
-  } else {
-    constexpr std::size_t k_block = 512;
-    alignas(64) float a[k_block];
-    alignas(64) float b[k_block];
-    for (std::size_t base = 0; base < n; base += k_block) {
-      const std::size_t len = std::min(k_block, n - base);
-      for (std::size_t i = 0; i < len; ++i) a[i] = P::load(out[base + i]);
-      for (std::size_t i = 0; i < len; ++i) b[i] = P::load(in[base + i]);
-      for (std::size_t i = 0; i < len; ++i) a[i] = fn(a[i], b[i]);
-      for (std::size_t i = 0; i < len; ++i) out[base + i] = P::store(a[i]);
+template <typename P>
+void narrow(const float* src, typename P::T* dst, std::size_t len) {
+  std::size_t i = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<P, BF16>) {
+    // Round to nearest, ties to even, as f32_to_bf16 does.
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7FFF);
+    auto round = [&](__m256 f) {
+      const __m256i b = _mm256_castps_si256(f);
+      const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), one);
+      return _mm256_srli_epi32(_mm256_add_epi32(b, _mm256_add_epi32(lsb, half)), 16);
+    };
+    for (; i + 16 <= len; i += 16) {
+      // Packing works per 128-bit lane (values 0-3, 8-11 | 4-7, 12-15); the
+      // permute puts the four groups back in order.
+      const __m256i packed = _mm256_packus_epi32(round(_mm256_loadu_ps(src + i)), round(_mm256_loadu_ps(src + i + 8)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute4x64_epi64(packed, 0xD8));
     }
   }
+#endif
+  for (; i < len; ++i) dst[i] = P::store(src[i]);
+}
+
+// Visits a row-major tensor (rows of w values) block by block: fn(o, x, len, col)
+// sees `len` values of `out` from column `col` on, and the same values of `in` when
+// given (x is null otherwise), as floats. 16-bit storage is widened into scratch,
+// and narrowed back when `write`; fp32 is worked on in place.
+template <typename P, typename Fn>
+void blocks(typename P::T* out, const typename P::T* in, std::size_t n, std::size_t w, bool write, Fn&& fn) {
+  alignas(64) float o[k_block];
+  alignas(64) float x[k_block];
+  for (std::size_t row = 0; row < n; row += w)
+    for (std::size_t col = 0; col < w && row + col < n; col += k_block) {
+      const std::size_t len = std::min({k_block, w - col, n - row - col});
+      typename P::T* po = out + row + col;
+      const typename P::T* px = in != nullptr ? in + row + col : nullptr;
+      if constexpr (std::is_same_v<typename P::T, float>) {
+        fn(po, px, len, col);
+      } else {
+        widen<P>(po, o, len);
+        if (px != nullptr) widen<P>(px, x, len);
+        fn(o, px != nullptr ? x : nullptr, len, col);
+        if (write) narrow<P>(o, po, len);
+      }
+    }
 }
 
 template <typename P>
@@ -116,20 +157,23 @@ void forward(typename P::T* a, std::size_t n, bool fused, std::span<const float>
              const typename P::T* r) {
   const std::size_t w = bias.size();
   if (fused) {
-    for (std::size_t row = 0; row < n; row += w) {
-      std::size_t end = std::min(n, row + w);
-      for (std::size_t i = row; i < end; ++i)
-        a[i] = P::store(act(P::load(a[i]) + bias[i - row]) * scale + P::load(r[i]));
-    }
+    blocks<P>(a, r, n, w, true, [&](float* o, const float* res, std::size_t len, std::size_t col) {
+      for (std::size_t i = 0; i < len; ++i) o[i] = act(o[i] + bias[col + i]) * scale + res[i];
+    });
     return;
   }
-  for (std::size_t row = 0; row < n; row += w) {
-    std::size_t end = std::min(n, row + w);
-    for (std::size_t i = row; i < end; ++i) a[i] = P::store(P::load(a[i]) + bias[i - row]);
-  }
-  pass<P>(a, n, [](float v, std::size_t) { return act(v); });
-  pass<P>(a, n, [scale](float v, std::size_t) { return v * scale; });
-  pass2<P>(a, r, n, [](float v, float res) { return v + res; });
+  blocks<P>(a, nullptr, n, w, true, [&](float* o, const float*, std::size_t len, std::size_t col) {
+    for (std::size_t i = 0; i < len; ++i) o[i] += bias[col + i];
+  });
+  blocks<P>(a, nullptr, n, w, true, [](float* o, const float*, std::size_t len, std::size_t) {
+    for (std::size_t i = 0; i < len; ++i) o[i] = act(o[i]);
+  });
+  blocks<P>(a, nullptr, n, w, true, [scale](float* o, const float*, std::size_t len, std::size_t) {
+    for (std::size_t i = 0; i < len; ++i) o[i] *= scale;
+  });
+  blocks<P>(a, r, n, w, true, [](float* o, const float* res, std::size_t len, std::size_t) {
+    for (std::size_t i = 0; i < len; ++i) o[i] += res[i];
+  });
 }
 
 template <typename P>
@@ -137,21 +181,22 @@ void backward(const typename P::T* a, typename P::T* g, std::size_t n, bool fuse
   // The bias gradient sums the activation gradient over rows, one sum per column.
   std::vector<float> bias_grad(w, 0.0f);
   if (fused) {
-    for (std::size_t row = 0; row < n; row += w) {
-      std::size_t cols = std::min(w, n - row);
-      for (std::size_t j = 0; j < cols; ++j) {
-        float v = P::load(g[row + j]) * scale * dact(P::load(a[row + j]));
-        g[row + j] = P::store(v);
-        bias_grad[j] += v;
+    blocks<P>(g, a, n, w, true, [&](float* o, const float* x, std::size_t len, std::size_t col) {
+      for (std::size_t i = 0; i < len; ++i) {
+        o[i] *= scale * dact(x[i]);
+        bias_grad[col + i] += o[i];
       }
-    }
+    });
   } else {
-    pass<P>(g, n, [scale](float v, std::size_t) { return v * scale; });
-    pass2<P>(g, a, n, [](float v, float x) { return v * dact(x); });
-    for (std::size_t row = 0; row < n; row += w) {
-      std::size_t cols = std::min(w, n - row);
-      for (std::size_t j = 0; j < cols; ++j) bias_grad[j] += P::load(g[row + j]);
-    }
+    blocks<P>(g, nullptr, n, w, true, [scale](float* o, const float*, std::size_t len, std::size_t) {
+      for (std::size_t i = 0; i < len; ++i) o[i] *= scale;
+    });
+    blocks<P>(g, a, n, w, true, [](float* o, const float* x, std::size_t len, std::size_t) {
+      for (std::size_t i = 0; i < len; ++i) o[i] *= dact(x[i]);
+    });
+    blocks<P>(g, nullptr, n, w, false, [&](float* o, const float*, std::size_t len, std::size_t col) {
+      for (std::size_t i = 0; i < len; ++i) bias_grad[col + i] += o[i];
+    });
   }
   volatile float sink = bias_grad[0];
   (void)sink;
@@ -175,10 +220,7 @@ float Activation::get(std::size_t i) const {
 void Activation::fill_from(std::span<const float> src) {
   auto fill = [&]<typename P>(P) {
     auto* a = reinterpret_cast<typename P::T*>(m_data.data());
-    for (std::size_t i = 0; i < m_n; i += src.size()) {
-      std::size_t end = std::min(m_n, i + src.size());
-      for (std::size_t j = i; j < end; ++j) a[j] = P::store(src[j - i]);
-    }
+    for (std::size_t i = 0; i < m_n; i += src.size()) narrow<P>(src.data(), a + i, std::min(src.size(), m_n - i));
   };
   switch (m_storage) {
     case Storage::F32: fill(F32{}); break;

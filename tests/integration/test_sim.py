@@ -78,21 +78,19 @@ class SimEffects(SimTestCase):
         self.assertGreater(wait_inline, 5 * wait_workers + 2.0)
         self.assertFasterInMostPairs(workers, inline)
 
-    def test_bf16_halves_activation_memory_and_costs_no_time(self):
+    def test_bf16_beats_fp32_on_the_elementwise_heavy_config(self):
         # suites/precision.yaml's configuration: unfused chain, one rank, and each layer's
         # activations four times the last-level cache (sized by the cache, not in MB: a CI
         # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
         # no traffic and its conversions cost).
-        # The time bf16 saves here is bimodal from one process to the next on these VMs:
-        # about -30 % in some launches, about 0 % in others (145 vs 210 ms; the same binary,
-        # CPU and sizes; root cause not found, docs/perfgate-sim.md). So the test asserts
-        # what holds in every launch: the activations really are stored in 16 bits (the
-        # process's memory drops by about half the fp32 activation bytes), and the
-        # conversions never make the step slower.
+        # This VM's memory speed differs from one process to the next by up to about 30 %
+        # (every memory-bound function of a launch slows alike; docs/perfgate-sim.md), as
+        # large as the effect, so five launches a side: the medians separate where single
+        # pairs may not, and the storage itself is asserted through the peak RSS.
         show = self.run_sim_suite(
             "{precision: [fp32, bf16]}",
             ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
-             "--layers", "2", "--ranks", "1"], repeats=3, steps=8)
+             "--layers", "2", "--ranks", "1"], repeats=5, steps=8)
         fp32, bf16 = config_by(show, precision="fp32"), config_by(show, precision="bf16")
         act_mb = metric(fp32, "act_mb")["median"]
         self.assertEqual(metric(bf16, "act_mb")["median"], act_mb)
@@ -101,8 +99,9 @@ class SimEffects(SimTestCase):
         # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
+        # Measured -25 to -30 % between medians; assert 10 %.
         t32, t16 = metric(fp32, "step_time_ms")["median"], metric(bf16, "step_time_ms")["median"]
-        self.assertLess(t16, t32 * 1.1, f"bf16 step {t16} ms vs fp32 {t32} ms")
+        self.assertLess(t16, t32 * 0.9, f"bf16 step {t16} ms vs fp32 {t32} ms; trials {values(bf16, 'step_time_ms')} vs {values(fp32, 'step_time_ms')}")
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
