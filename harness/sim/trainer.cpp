@@ -273,8 +273,11 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
   // Faults (rank 0 only: the others follow through the all-reduce).
   if (rank == 0) {
     double compute_s = t.forward_s + t.backward_s + t.optimizer_s;
+    // The step so far (data, compute, exposed all-reduce) takes F times as long:
+    // what a regression of factor F looks like from outside, whatever the step
+    // is made of.
     if (m_cfg.slowdown_at_s >= 0 && since(m_t0) >= m_cfg.slowdown_at_s && m_cfg.slowdown_factor > 1)
-      spin_for((m_cfg.slowdown_factor - 1) * compute_s);
+      spin_for((m_cfg.slowdown_factor - 1) * since(t_start));
     if (m_cfg.noise_cv > 0) {
       std::normal_distribution<double> z(0.0, 1.0);
       spin_for(compute_s * m_cfg.noise_cv * std::fabs(z(st.rng)) * 1.25);

@@ -90,13 +90,14 @@ class SoakRuns(SoakTestCase):
                                    msg=f"{name}: {rate:.0f} MB/h measured, {injected_mb_per_h:.0f} MB/h injected")
 
     def test_staircase_is_found_where_and_as_large_as_injected(self):
-        # The case: 1.2x from T on. No data loading at all makes the step
-        # pure compute on one thread, so the slowdown shows in full; loader
-        # threads would absorb part of it in the data wait, and four of them
-        # on two cores made the step noisy (CV 25 % against 6-9 % here; a CI
-        # machine saw +7 % in 16 % window noise and no step).
-        # 40 windows of ~125 steps give the change-point test its power.
-        r = self.soak(["--slowdown-at-s", "20", "--slowdown-factor", "1.2", "--num-workers", "0", "--read-us", "0",
+        # The case: 1.2x from T on. The step is mostly storage latency
+        # (in-line loading, 32 reads of 500 us: waits the host's speed does not
+        # change) and the slowdown stretches the whole step. A compute-bound step
+        # measured this VM's neighbours instead: level shifts of 10-20 % lasting
+        # tens of seconds moved the found step to 14 or 17 s, or hid it, in about
+        # one run of six; here a second's median moves 3-4 %.
+        # 40 windows of ~35 steps give the change-point test its power.
+        r = self.soak(["--slowdown-at-s", "20", "--slowdown-factor", "1.2", "--num-workers", "0", "--read-us", "500",
                        "--decode-work", "0"], "40s", window="1s")
         self.assertExit(r, 0, "soak")
         (trial,) = self.report(window="1s")["trials"]
@@ -107,9 +108,10 @@ class SoakRuns(SoakTestCase):
         steps = self.metric(trial, "step_time_ms")["staircase"]
         near = [s for s in steps if abs(s["t_s"] - 20) <= 1.5]
         self.assertEqual(len(near), 1, steps)
-        # 1.2x of the compute is +15-20 % of the step; the run's noise moves it a few points.
-        self.assertGreater(near[0]["change_pct"], 5, near)
-        self.assertLess(near[0]["change_pct"], 35, near)
+        # 1.2x of the step up to the fault knobs is about +18 % of the whole step
+        # (measured +17 to +19 %); the run's noise moves it a few points.
+        self.assertGreater(near[0]["change_pct"], 10, near)
+        self.assertLess(near[0]["change_pct"], 30, near)
 
     def test_stalls_are_counted(self):
         r = self.soak(["--stall-every", "40", "--stall-ms", "150"], "8s")
