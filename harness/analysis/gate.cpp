@@ -103,12 +103,34 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
       out.push_back(std::move(c));
       continue;
     }
-    c.base_median = stats::median(it.base.values);
+    // A past run's hiccup (a trial 10-30 % off on a busy machine) would cost
+    // the rank test as much as a real change: every candidate trial ranks
+    // past it. Rare gross outliers of the pooled baseline are left out: far
+    // outside its spread (MADs) and off by more than twice the change that
+    // matters (so a tight baseline's ordinary scatter stays). The candidate
+    // keeps all its trials, since its hiccups may be the regression.
+    std::vector<double> base_kept;
+    if (policy.baseline_outlier_mads > 0 && c.n_base >= min_trials) {
+      const double min_distance = 2 * c.threshold_rel * std::fabs(stats::median(it.base.values));
+      auto out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, 0.2, min_distance);
+      if (!out_idx.empty()) {
+        base_kept.reserve(it.base.values.size() - out_idx.size());
+        std::size_t next = 0;
+        for (std::size_t k = 0; k < it.base.values.size(); ++k) {
+          if (next < out_idx.size() && out_idx[next] == k) ++next;
+          else base_kept.push_back(it.base.values[k]);
+        }
+        c.base_left_out = static_cast<int>(out_idx.size());
+        c.n_base = static_cast<int>(base_kept.size());
+      }
+    }
+    const std::vector<double>& base = c.base_left_out > 0 ? base_kept : it.base.values;
+    c.base_median = stats::median(base);
     c.cand_median = stats::median(it.cand.values);
     double scale = std::fabs(c.base_median);
     if (scale == 0) {
       // A relative change of a zero baseline is undefined; use the spread instead.
-      scale = std::max({std::fabs(c.cand_median), pooled_sd(it.base.values, it.cand.values), 1e-300});
+      scale = std::max({std::fabs(c.cand_median), pooled_sd(base, it.cand.values), 1e-300});
       c.note = "baseline median is 0: change relative to the candidate scale";
     }
     if (c.n_base < 2 || c.n_cand < 2 || c.n_base < min_trials || c.n_cand < min_trials) {
@@ -124,8 +146,8 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
       out.push_back(std::move(c));
       continue;
     }
-    auto mw = stats::mann_whitney_u(it.base.values, it.cand.values);
-    auto hl = stats::hodges_lehmann(it.base.values, it.cand.values, policy.confidence);
+    auto mw = stats::mann_whitney_u(base, it.cand.values);
+    auto hl = stats::hodges_lehmann(base, it.cand.values, policy.confidence);
     c.tested = true;
     c.u = mw.u;
     c.p_value = mw.p_value;
@@ -134,10 +156,10 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     c.change_low_rel = hl.low / scale;
     c.change_high_rel = hl.high / scale;
     c.interval_coverage = hl.coverage;
-    sd_rel[i] = pooled_sd(it.base.values, it.cand.values) / scale;
+    sd_rel[i] = pooled_sd(base, it.cand.values) / scale;
     if (policy.bootstrap_resamples > 0) {
       // Each comparison gets its own stream, derived from the seed and its position.
-      auto r = stats::bootstrap_median_ratio(it.base.values, it.cand.values, policy.confidence,
+      auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence,
                                              policy.bootstrap_resamples, policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * i);
       c.ratio = r.ratio;
       c.ratio_low = r.low;
@@ -145,6 +167,11 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     }
     if (it.base.non_finite + it.cand.non_finite > 0)
       c.note = fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite);
+    if (c.base_left_out > 0) {
+      if (!c.note.empty()) c.note += "; ";
+      c.note += fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
+                            c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel);
+    }
     out.push_back(std::move(c));
   }
 

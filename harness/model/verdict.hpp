@@ -38,6 +38,9 @@ struct GatePolicy {
   Correction correction = Correction::BenjaminiHochberg;
   int min_trials = 3;                    // per side, below it the comparison is inconclusive
   double screening_p = 0.05;             // adaptive mode: "suspicious" below this raw p
+  // Baseline trials this many scaled MADs from the baseline's median are left
+  // out as hiccups of past runs, when they are rare (at most 15 %); 0 keeps all.
+  double baseline_outlier_mads = 5;
   double power = 0.8;                    // for the extra-trials estimate
   double confidence = 0.95;              // of the shift interval
   int bootstrap_resamples = 0;           // > 0: also a bootstrap interval of the median ratio
@@ -84,6 +87,7 @@ struct Comparison {
   bool exact = false;                    // exact U distribution
   int extra_trials = 0;                  // inconclusive: candidate trials likely to decide it
   int added_trials = 0;                  // adaptive mode: candidate trials it launched
+  int base_left_out = 0;                 // baseline trials left out as hiccups (n_base counts the rest)
   std::string note;                      // why, when the numbers do not say it
 };
 

@@ -271,6 +271,7 @@ std::string gate_json(const GateReport& r) {
                  {"fdr", r.policy.fdr},
                  {"correction", model::to_string(r.policy.correction)},
                  {"min_trials", r.policy.min_trials},
+                 {"baseline_outlier_mads", r.policy.baseline_outlier_mads},
                  {"bootstrap_resamples", r.policy.bootstrap_resamples},
                  {"bootstrap_seed", r.policy.bootstrap_seed},
                  {"confidence", r.policy.confidence}};
@@ -308,6 +309,7 @@ std::string gate_json(const GateReport& r) {
                   {"exact", c.exact},
                   {"extra_trials", c.extra_trials},
                   {"added_trials", c.added_trials},
+                  {"base_left_out", c.base_left_out},
                   {"note", c.note}});
   }
   j["comparisons"] = std::move(cs);

@@ -67,6 +67,25 @@ double quantile(std::span<const double> x, double p) {
 
 double median(std::span<const double> x) { return quantile(x, 0.5); }
 
+double scaled_mad(std::span<const double> x) {
+  if (x.empty()) return 0;
+  const double m = median(x);
+  std::vector<double> dev(x.size());
+  std::transform(x.begin(), x.end(), dev.begin(), [m](double v) { return std::fabs(v - m); });
+  return 1.482602218505602 * median(dev);  // 1 / Phi^-1(3/4)
+}
+
+std::vector<std::size_t> rare_outliers(std::span<const double> x, double mads, double max_fraction, double min_distance) {
+  std::vector<std::size_t> out;
+  if (x.size() < 8 || !(mads > 0)) return out;
+  const double m = median(x), s = scaled_mad(x);
+  if (!(s > 0)) return out;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::fabs(x[i] - m) > std::max(mads * s, min_distance)) out.push_back(i);
+  if (static_cast<double>(out.size()) > max_fraction * static_cast<double>(x.size())) out.clear();
+  return out;
+}
+
 MedianInterval median_ci(std::span<const double> x, double level) {
   MedianInterval r;
   if (x.empty()) return r;

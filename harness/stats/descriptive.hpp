@@ -9,11 +9,11 @@
 namespace perfgate::stats {
 
 double mean(std::span<const double> x);      // 0 for empty
-double stddev(std::span<const double> x);
+double stddev(std::span<const double> x);    // sample (n-1) standard deviation; 0 for n < 2
 // n / sum(1/x): the average of rates weighted by the time each took (for
 // per-step throughput with equal work per step, total work over total time).
 // Falls back to the arithmetic mean if any value is not positive.
-double harmonic_mean(std::span<const double> x);    // sample (n-1) standard deviation; 0 for n < 2
+double harmonic_mean(std::span<const double> x);
 double cv(std::span<const double> x);        // stddev / |mean|; 0 for n < 2 or mean 0
 // Quantile by linear interpolation between order statistics (Hyndman & Fan
 // type 7, the default of R and NumPy). p in [0, 1]. 0 for empty.
@@ -32,5 +32,18 @@ struct MedianInterval {
   double coverage = 0;  // achieved confidence
 };
 MedianInterval median_ci(std::span<const double> x, double level = 0.95);
+
+// Median absolute deviation from the median, times 1 / Phi^-1(3/4) = 1.4826 so that it
+// estimates the standard deviation of normal data. 0 for empty.
+double scaled_mad(std::span<const double> x);
+
+// Rare gross outliers: the indices of values more than `mads` scaled MADs and
+// more than `min_distance` from the median, provided they are at most
+// `max_fraction` of the values. More of them are a mode of the data (a second
+// NUMA node, a slower card), not hiccups, and none is returned; so is none
+// below 8 values (too few for the MAD) or when the MAD is 0 (every other value
+// equal: any difference would be infinitely far). Ascending indices.
+std::vector<std::size_t> rare_outliers(std::span<const double> x, double mads, double max_fraction,
+                                       double min_distance = 0);
 
 }  // namespace perfgate::stats

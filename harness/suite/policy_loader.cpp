@@ -1,5 +1,7 @@
 #include "harness/suite/policy_loader.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "harness/suite/yaml_helpers.hpp"
@@ -11,7 +13,7 @@ using namespace yaml;
 namespace {
 
 const std::vector<std::string> k_policy_keys = {"description", "fdr", "correction", "min_trials", "screening_p",
-                                                "power", "confidence", "thresholds", "metrics"};
+                                                "power", "confidence", "baseline_outlier_mads", "thresholds", "metrics"};
 const std::vector<std::string> k_threshold_keys = {"throughput", "latency", "memory"};
 const std::vector<std::string> k_rule_keys = {"name", "better", "threshold", "min_trials", "ignore"};
 
@@ -85,6 +87,20 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
     else
       return err_at(c, r["correction"],
                     fmt::format("correction must be 'benjamini-hochberg' (or 'bh') or 'holm', found '{}'", *s));
+  }
+  if (r["baseline_outlier_mads"]) {
+    // A number of MADs, 0 to keep every baseline trial; below 3 would cut
+    // into ordinary noise.
+    const auto& n = r["baseline_outlier_mads"];
+    double v = 0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      return err_at(c, n, "baseline_outlier_mads must be a number of MADs (0 keeps every baseline trial)");
+    }
+    if (!std::isfinite(v) || (v != 0 && v < 3))
+      return err_at(c, n, fmt::format("baseline_outlier_mads must be 0 (off) or at least 3, found {}", n.Scalar()));
+    p.baseline_outlier_mads = v;
   }
   if (r["min_trials"]) {
     auto m = get_int(c, r["min_trials"], "min_trials", 2);

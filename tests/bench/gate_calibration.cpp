@@ -15,7 +15,7 @@
 // Benchmark's compare.py (Mann-Whitney U at alpha 0.05, no correction, a
 // worse median counts as a regression) on the same initial data.
 //
-// Usage: gate_calibration [--gates N] [--seed S]   (documented in docs/statistics.md)
+// Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K]   (documented in docs/statistics.md)
 
 #include <cmath>
 #include <cstdint>
@@ -89,8 +89,9 @@ constexpr int k_cand_trials = 5;
 
 class SimulatedGate final : public analysis::TrialSource {
  public:
-  SimulatedGate(Noise noise, double cv, int slow_config, double drop, std::uint64_t seed)
+  SimulatedGate(Noise noise, double cv, int slow_config, double drop, std::uint64_t seed, double outlier_mads)
       : m_draw(seed), m_noise(noise), m_cv(cv), m_slow(slow_config), m_drop(drop) {
+    m_policy.baseline_outlier_mads = outlier_mads;
     for (int i = 0; i < k_configs; ++i) {
       analysis::GateItem it;
       it.workload = "sim";
@@ -174,13 +175,15 @@ std::string pct(int k, int n) { return n == 0 ? "-" : fmt::format("{:.1f}%", 100
 int main(int argc, char** argv) {
   int gates = 200;
   std::uint64_t seed = 20261129;
+  double outlier_mads = model::default_gate_policy().baseline_outlier_mads;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[i + 1]);
   }
   fmt::print("gate calibration: {} gates per row, {} comparisons per gate, baseline {} trials, candidate {} -> at most 20 "
-             "(adaptive), seed {}\n\n",
-             gates, k_configs, k_base_trials, k_cand_trials, seed);
+             "(adaptive), seed {}, baseline hiccups beyond {:g} MADs left out{}\n\n",
+             gates, k_configs, k_base_trials, k_cand_trials, seed, outlier_mads, outlier_mads > 0 ? "" : " (off)");
   fmt::print("{:<5} {:<11} {:>4}  {:<22} {:>22} {:>16} {:>22}\n", "test", "noise", "CV", "rule",
              "gates w/ false alarm", "gates detecting", "extra trials per gate");
   bool ok = true;
@@ -191,7 +194,7 @@ int main(int argc, char** argv) {
         Tally adaptive, fixed, cpy;
         for (int g = 0; g < gates; ++g) {
           int slow = ab ? static_cast<int>(s % k_configs) : -1;
-          SimulatedGate sim(noise, cv, slow, 0.05, ++s * 0x9E3779B97F4A7C15ull);
+          SimulatedGate sim(noise, cv, slow, 0.05, ++s * 0x9E3779B97F4A7C15ull, outlier_mads);
           compare_py(sim.initial(), slow, cpy);
           perfgate_rule(analysis::evaluate(sim.initial(), sim.policy()), slow, 0, fixed);
           analysis::AdaptiveOptions ao;

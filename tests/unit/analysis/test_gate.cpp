@@ -292,3 +292,42 @@ TEST_CASE("a bootstrap interval of the median ratio only when asked, reproducibl
   p.bootstrap_seed = 6;
   CHECK(one(it, p).ratio_low != a.ratio_low);
 }
+
+TEST_CASE("a rare hiccup in the pooled baseline is left out, the candidate's are kept", "[gate]") {
+  // 14 steady baseline trials and one 25 % slower (a past run on a busy host):
+  // throughput, so the hiccup is low and every candidate trial of a real 5 %
+  // drop ranks above it.
+  auto base = noisy(1000, 0.01, 14, 11);
+  base.push_back(750);
+  auto cand = noisy(950, 0.01, 12, 12);
+  auto c = one(item("a", "throughput", Better::Higher, base, cand));
+  CHECK(c.base_left_out == 1);
+  CHECK(c.n_base == 14);
+  CHECK(c.verdict == VerdictKind::Regression);
+  CHECK(c.note.find("1 baseline trial(s) left out as hiccups") != std::string::npos);
+
+  // With the exclusion off, the hiccup stays and costs the test 12 pairs.
+  auto keep = model::default_gate_policy();
+  keep.baseline_outlier_mads = 0;
+  auto kept = one(item("a", "throughput", Better::Higher, base, cand), keep);
+  CHECK(kept.base_left_out == 0);
+  CHECK(kept.n_base == 15);
+  CHECK(kept.p_value > c.p_value);
+
+  // The same hiccup in the candidate is kept: it may be the regression.
+  auto cand_hiccup = noisy(1000, 0.01, 11, 13);
+  cand_hiccup.push_back(750);
+  auto h = one(item("a", "throughput", Better::Higher, noisy(1000, 0.01, 15, 14), cand_hiccup));
+  CHECK(h.n_cand == 12);
+  CHECK(h.base_left_out == 0);
+}
+
+TEST_CASE("a slow mode of the baseline is not a hiccup", "[gate]") {
+  // A fifth of the trials 20 % slower (another NUMA node) is part of the
+  // machine's behaviour: more than the rare fraction, so nothing is left out.
+  auto base = noisy(1000, 0.01, 11, 15);
+  for (double v : noisy(800, 0.01, 4, 16)) base.push_back(v);
+  auto c = one(item("a", "throughput", Better::Higher, base, noisy(1000, 0.01, 10, 17)));
+  CHECK(c.base_left_out == 0);
+  CHECK(c.n_base == 15);
+}

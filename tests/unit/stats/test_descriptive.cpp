@@ -154,3 +154,36 @@ TEST_CASE("harmonic_mean is total work over total time for per-step rates", "[st
   CHECK(harmonic_mean(std::vector<double>{}) == 0);
   CHECK(harmonic_mean(std::vector<double>{2, 0, 4}) == Approx(2));  // not all positive: arithmetic mean
 }
+
+TEST_CASE("scaled_mad against scipy.stats.median_abs_deviation(scale='normal')", "[stats]") {
+  const std::vector<double> x = {12.5, 3.1, 7.7, 9.0, 1.2, 15.8, 4.4, 6.6, 10.1, 2.9};
+  CHECK(scaled_mad(x) == Approx(5.189107764769607).epsilon(1e-12));
+  CHECK(scaled_mad(std::vector<double>{}) == 0);
+  CHECK(scaled_mad(std::vector<double>{4, 4, 4}) == 0);
+}
+
+TEST_CASE("rare_outliers finds gross outliers only when they are rare", "[stats]") {
+  // Twelve values about 100 +- 1 and one at 75: 25 standard deviations away.
+  std::vector<double> x = {100.2, 99.1, 100.9, 99.8, 100.4, 98.9, 101.1, 100.0, 99.5, 100.7, 99.9, 100.3, 75};
+  CHECK(rare_outliers(x, 5, 0.2) == std::vector<std::size_t>{12});
+  // The fence is in MADs (here 0.74 each, so 75 is some 34 away).
+  CHECK(scaled_mad(x) == Approx(0.741301109252801).epsilon(1e-12));
+  CHECK(rare_outliers(x, 40, 0.2).empty());
+  // Three of thirteen are more than a fifth: a mode, not hiccups.
+  x[0] = 76;
+  x[1] = 74;
+  CHECK(rare_outliers(x, 5, 0.2).empty());
+  CHECK(rare_outliers(x, 5, 0.25) == std::vector<std::size_t>{0, 1, 12});
+  // Too few values for a MAD, a zero MAD, and a fence of 0 find nothing.
+  CHECK(rare_outliers(std::vector<double>{1, 1.1, 0.9, 1, 50, 1.05, 0.95}, 5, 0.2).empty());
+  CHECK(rare_outliers(std::vector<double>{3, 3, 3, 3, 3, 3, 3, 3, 9}, 5, 0.2).empty());
+  CHECK(rare_outliers(std::vector<double>{100.2, 99.1, 100.9, 99.8, 100.4, 98.9, 101.1, 75}, 0, 0.2).empty());
+}
+
+TEST_CASE("rare_outliers also wants a minimum distance when asked", "[stats]") {
+  // 103 is many MADs from a tight 100 but only 3 away: with a minimum
+  // distance of 5 it stays, 75 (25 away) still goes.
+  const std::vector<double> x = {100.02, 99.99, 100.01, 100.0, 99.98, 100.03, 99.97, 100.0, 103, 75};
+  CHECK(rare_outliers(x, 5, 0.2) == std::vector<std::size_t>{8, 9});
+  CHECK(rare_outliers(x, 5, 0.2, 5) == std::vector<std::size_t>{9});
+}

@@ -24,6 +24,7 @@ TEST_CASE("the shipped configs/gate.yaml is the built-in policy", "[policy]") {
   CHECK(p->correction == d.correction);
   CHECK(p->min_trials == d.min_trials);
   CHECK(p->screening_p == d.screening_p);
+  CHECK(p->baseline_outlier_mads == d.baseline_outlier_mads);
   CHECK(p->throughput_threshold == Approx(d.throughput_threshold));
   CHECK(p->latency_threshold == Approx(d.latency_threshold));
   CHECK(p->memory_threshold == Approx(d.memory_threshold));
@@ -40,6 +41,7 @@ TEST_CASE("a policy sets levels, thresholds and rules", "[policy]") {
 fdr: 0.05
 correction: holm
 min_trials: 4
+baseline_outlier_mads: 0
 thresholds: {throughput: 2%, latency: "7 %", memory: 0.2}
 metrics:
   - throughput
@@ -51,13 +53,14 @@ metrics:
   CHECK(p->fdr == Approx(0.05));
   CHECK(p->correction == model::Correction::Holm);
   CHECK(p->min_trials == 4);
+  CHECK(p->baseline_outlier_mads == 0);
   CHECK(p->throughput_threshold == Approx(0.02));
   CHECK(p->latency_threshold == Approx(0.07));
   CHECK(p->memory_threshold == Approx(0.2));
   REQUIRE(p->rules.size() == 3);
   CHECK(p->rules[1].threshold_rel.value() == Approx(0.08));
   CHECK(p->rules[1].min_trials.value() == 5);
-  CHECK(p->rules[1].source == "gate.yaml:8:5");
+  CHECK(p->rules[1].source == "gate.yaml:9:5");
   // First match wins: data_wait_ms is caught by "*_ms" before its ignore rule.
   CHECK(p->match("data_wait_ms") != nullptr);
   CHECK(p->match("forward_ms")->pattern == "*_ms");
@@ -83,6 +86,8 @@ TEST_CASE("bad policies name file, line and key", "[policy]") {
   CHECK_THAT(error_of("metrics:\n  - {threshold: 3%}\n"), Catch::Contains("gate.yaml:2:5") && Catch::Contains("needs 'name'"));
   CHECK_THAT(error_of("metrics:\n  - {name: x, better: up}\n"), Catch::Contains("'higher' or 'lower'"));
   CHECK_THAT(error_of("min_trials: 1\n"), Catch::Contains("at least 2"));
+  CHECK_THAT(error_of("baseline_outlier_mads: 2\n"), Catch::Contains("gate.yaml:1:24") && Catch::Contains("at least 3"));
+  CHECK_THAT(error_of("baseline_outlier_mads: many\n"), Catch::Contains("baseline_outlier_mads must be a number"));
   CHECK_THAT(error_of("fdr: [0.01\n"), Catch::Contains("YAML syntax error"));
   CHECK_THAT(error_of(""), Catch::Contains("empty"));
   auto missing = suite::load_gate_policy("/nonexistent/gate.yaml");
