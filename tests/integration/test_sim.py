@@ -83,14 +83,18 @@ class SimEffects(SimTestCase):
         # activations four times the last-level cache (sized by the cache, not in MB: a CI
         # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
         # no traffic and its conversions cost).
-        # This VM's memory speed differs from one process to the next by up to about 30 %
-        # (every memory-bound function of a launch slows alike; docs/perfgate-sim.md), as
-        # large as the effect, so five launches a side: the medians separate where single
-        # pairs may not, and the storage itself is asserted through the peak RSS.
+        # The time bf16 saves is real but not there in every launch on these VMs:
+        # most launches run bf16 25-35 % below fp32, and a varying share (one in
+        # six to five in six, by the hour) run it near fp32's time, for the whole
+        # process (docs/perfgate-sim.md lists what was ruled out). Interference
+        # only ever adds time, so the fastest of six launches a side shows what
+        # the storage format does (the minimum as the robust estimator of a
+        # benchmark's time under positive-only noise: Chen & Revels 2016); the
+        # medians only have to keep bf16 from being slower.
         show = self.run_sim_suite(
             "{precision: [fp32, bf16]}",
             ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
-             "--layers", "2", "--ranks", "1"], repeats=5, steps=8)
+             "--layers", "2", "--ranks", "1"], repeats=6, steps=8)
         fp32, bf16 = config_by(show, precision="fp32"), config_by(show, precision="bf16")
         act_mb = metric(fp32, "act_mb")["median"]
         self.assertEqual(metric(bf16, "act_mb")["median"], act_mb)
@@ -99,9 +103,11 @@ class SimEffects(SimTestCase):
         # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
-        # Measured -25 to -30 % between medians; assert 10 %.
-        t32, t16 = metric(fp32, "step_time_ms")["median"], metric(bf16, "step_time_ms")["median"]
-        self.assertLess(t16, t32 * 0.9, f"bf16 step {t16} ms vs fp32 {t32} ms; trials {values(bf16, 'step_time_ms')} vs {values(fp32, 'step_time_ms')}")
+        t32, t16 = values(fp32, "step_time_ms"), values(bf16, "step_time_ms")
+        trials = f"bf16 {sorted(t16.values())} vs fp32 {sorted(t32.values())} ms"
+        # bf16's best launch measured 0.72-0.82 of fp32's best in seven batches; assert 0.9.
+        self.assertLess(min(t16.values()), 0.9 * min(t32.values()), trials)
+        self.assertLess(statistics.median(t16.values()), 1.1 * statistics.median(t32.values()), trials)
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
