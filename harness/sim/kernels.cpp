@@ -72,130 +72,168 @@ struct F16 {
   static T store(float f) { return f32_to_f16(f); }
 };
 
+// Eight floats in a vector register (GCC's vector extension: the same type as
+// AVX's __m256, and plain SIMD code on other targets). Without AVX, GCC notes
+// that passing it by value changes the ABI; every function taking one is
+// internal to this file and inlined, so no ABI is crossed.
+#pragma GCC diagnostic ignored "-Wpsabi"
+using F8 = float __attribute__((vector_size(32)));
+
 // Leaky ReLU: one compare and one multiply, so a pass costs what moving its
 // bytes costs, as element-wise kernels do on accelerators.
 inline float act(float x) { return std::max(x, 0.1f * x); }
-inline float dact(float x) { return 0.55f + 0.45f * std::copysign(1.0f, x); }  // 1 or 0.1, branch-free
+inline F8 act(F8 x) {
+  const F8 t = 0.1f * x;
+  return x > t ? x : t;
+}
+inline float dact(float x) { return x >= 0 ? 1.0f : 0.1f; }  // a select, no branch
+inline F8 dact(F8 x) {
+  const F8 one = {1, 1, 1, 1, 1, 1, 1, 1}, tenth = one * 0.1f;
+  return x >= 0 ? one : tenth;
+}
+// Eight consecutive floats at p[i], or the one.
+inline float at(float, const float* p, std::size_t i) { return p[i]; }
+inline F8 at(F8, const float* p, std::size_t i) {
+  F8 v;
+  std::memcpy(&v, p + i, sizeof v);
+  return v;
+}
+inline void add_at(float v, float* p, std::size_t i) { p[i] += v; }
+inline void add_at(F8 v, float* p, std::size_t i) {
+  F8 acc = at(v, p, i) + v;
+  std::memcpy(p + i, &acc, sizeof acc);
+}
 
-// 16-bit storage is worked on in blocks widened into float scratch and narrowed
-// back: simple loops that vectorise, where one mixed loop does not.
-constexpr std::size_t k_block = 512;
-
-// For bf16 on AVX2, sixteen values at a time: interleaving with zeros puts each
-// bf16 in the top half of a 32-bit lane, which is its float; two lane shuffles
-// restore the order. A handful of instructions per sixteen values instead of a
-// conversion per value: the conversions must cost well below the bytes they save,
-// as in an accelerator's vector unit, or the gain of 16-bit storage drowns in the
-// launch-to-launch spread of this machine's memory speed (docs/perfgate-sim.md).
+// Sixteen stored values to two registers of floats and back. Working in
+// registers, with no scratch round trip, keeps a 16-bit pass at about a third
+// of the instructions per value it took through scratch: the conversions must
+// cost well below the bytes they save, as in an accelerator's vector unit, or
+// 16-bit storage turns compute-bound and loses its gain whenever the core is
+// slowed (a busy neighbour on the host's sibling thread).
 template <typename P>
-void widen(const typename P::T* src, float* dst, std::size_t len) {
-  std::size_t i = 0;
+inline void load16(const typename P::T* src, F8& lo, F8& hi) {
+  if constexpr (std::is_same_v<P, F32>) {
+    std::memcpy(&lo, src, sizeof lo);
+    std::memcpy(&hi, src + 8, sizeof hi);
 #if defined(__AVX2__)
-  if constexpr (std::is_same_v<P, BF16>) {
+  } else if constexpr (std::is_same_v<P, BF16>) {
+    // Interleaving with zeros puts each bf16 in the top half of a 32-bit lane,
+    // which is its float; two lane shuffles restore the order.
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
     const __m256i zero = _mm256_setzero_si256();
-    for (; i + 16 <= len; i += 16) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
-      const __m256i lo = _mm256_unpacklo_epi16(zero, h);  // values 0-3 | 8-11
-      const __m256i hi = _mm256_unpackhi_epi16(zero, h);  // values 4-7 | 12-15
-      _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x20)));
-      _mm256_storeu_ps(dst + i + 8, _mm256_castsi256_ps(_mm256_permute2x128_si256(lo, hi, 0x31)));
+    const __m256i a = _mm256_unpacklo_epi16(zero, h);  // values 0-3 | 8-11
+    const __m256i b = _mm256_unpackhi_epi16(zero, h);  // values 4-7 | 12-15
+    lo = reinterpret_cast<F8>(_mm256_permute2x128_si256(a, b, 0x20));
+    hi = reinterpret_cast<F8>(_mm256_permute2x128_si256(a, b, 0x31));
+#endif
+  } else {
+    float v[16];
+    for (int k = 0; k < 16; ++k) v[k] = P::load(src[k]);
+    std::memcpy(&lo, v, sizeof lo);
+    std::memcpy(&hi, v + 8, sizeof hi);
+  }
+}
+
+template <typename P>
+inline void store16(typename P::T* dst, F8 lo, F8 hi) {
+  if constexpr (std::is_same_v<P, F32>) {
+    std::memcpy(dst, &lo, sizeof lo);
+    std::memcpy(dst + 8, &hi, sizeof hi);
+#if defined(__AVX2__)
+  } else if constexpr (std::is_same_v<P, BF16>) {
+    // Round to nearest, ties to even, as f32_to_bf16 does; packing works per
+    // 128-bit lane (values 0-3, 8-11 | 4-7, 12-15) and the permute puts the
+    // four groups back in order.
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7FFF);
+    auto round = [&](F8 f) {
+      const __m256i b = reinterpret_cast<__m256i>(f);
+      const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), one);
+      return _mm256_srli_epi32(_mm256_add_epi32(b, _mm256_add_epi32(lsb, half)), 16);
+    };
+    const __m256i packed = _mm256_packus_epi32(round(lo), round(hi));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute4x64_epi64(packed, 0xD8));
+#endif
+  } else {
+    for (int k = 0; k < 8; ++k) {
+      dst[k] = P::store(lo[k]);
+      dst[8 + k] = P::store(hi[k]);
     }
   }
-#endif
-  for (; i < len; ++i) dst[i] = P::load(src[i]);
 }
 
 template <typename P>
 void narrow(const float* src, typename P::T* dst, std::size_t len) {
   std::size_t i = 0;
-#if defined(__AVX2__)
-  if constexpr (std::is_same_v<P, BF16>) {
-    // Round to nearest, ties to even, as f32_to_bf16 does.
-    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7FFF);
-    auto round = [&](__m256 f) {
-      const __m256i b = _mm256_castps_si256(f);
-      const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), one);
-      return _mm256_srli_epi32(_mm256_add_epi32(b, _mm256_add_epi32(lsb, half)), 16);
-    };
-    for (; i + 16 <= len; i += 16) {
-      // Packing works per 128-bit lane (values 0-3, 8-11 | 4-7, 12-15); the
-      // permute puts the four groups back in order.
-      const __m256i packed = _mm256_packus_epi32(round(_mm256_loadu_ps(src + i)), round(_mm256_loadu_ps(src + i + 8)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_permute4x64_epi64(packed, 0xD8));
-    }
+  for (; i + 16 <= len; i += 16) {
+    F8 lo, hi;
+    std::memcpy(&lo, src + i, sizeof lo);
+    std::memcpy(&hi, src + i + 8, sizeof hi);
+    store16<P>(dst + i, lo, hi);
   }
-#endif
   for (; i < len; ++i) dst[i] = P::store(src[i]);
 }
 
-// Visits a row-major tensor (rows of w values) block by block: fn(o, x, len, col)
-// sees `len` values of `out` from column `col` on, and the same values of `in` when
-// given (x is null otherwise), as floats. 16-bit storage is widened into scratch,
-// and narrowed back when `write`; fp32 is worked on in place.
+// Visits a row-major tensor (rows of w values) sixteen values at a time:
+// o = fn(o, x, col) on eight floats of `out` and the same of `in` (or of `out`
+// again when `in` is null) from column col on, stored back when `write`. The
+// rest of each row goes through the same fn one float at a time.
 template <typename P, typename Fn>
-void blocks(typename P::T* out, const typename P::T* in, std::size_t n, std::size_t w, bool write, Fn&& fn) {
-  alignas(64) float o[k_block];
-  alignas(64) float x[k_block];
-  for (std::size_t row = 0; row < n; row += w)
-    for (std::size_t col = 0; col < w && row + col < n; col += k_block) {
-      const std::size_t len = std::min({k_block, w - col, n - row - col});
-      typename P::T* po = out + row + col;
-      const typename P::T* px = in != nullptr ? in + row + col : nullptr;
-      if constexpr (std::is_same_v<typename P::T, float>) {
-        fn(po, px, len, col);
-      } else {
-        widen<P>(po, o, len);
-        if (px != nullptr) widen<P>(px, x, len);
-        fn(o, px != nullptr ? x : nullptr, len, col);
-        if (write) narrow<P>(o, po, len);
-      }
+void elementwise(typename P::T* out, const typename P::T* in, std::size_t n, std::size_t w, bool write, Fn&& fn) {
+  for (std::size_t row = 0; row < n; row += w) {
+    const std::size_t len = std::min(w, n - row);
+    typename P::T* o = out + row;
+    const typename P::T* x = in != nullptr ? in + row : o;
+    std::size_t col = 0;
+    for (; col + 16 <= len; col += 16) {
+      F8 o0, o1, x0, x1;
+      load16<P>(o + col, o0, o1);
+      if (in != nullptr) load16<P>(x + col, x0, x1);
+      else x0 = o0, x1 = o1;
+      o0 = fn(o0, x0, col);
+      o1 = fn(o1, x1, col + 8);
+      if (write) store16<P>(o + col, o0, o1);
     }
+    for (; col < len; ++col) {
+      float v = fn(P::load(o[col]), P::load(x[col]), col);
+      if (write) o[col] = P::store(v);
+    }
+  }
 }
 
 template <typename P>
 void forward(typename P::T* a, std::size_t n, bool fused, std::span<const float> bias, float scale,
              const typename P::T* r) {
   const std::size_t w = bias.size();
+  const float* b = bias.data();
   if (fused) {
-    blocks<P>(a, r, n, w, true, [&](float* o, const float* res, std::size_t len, std::size_t col) {
-      for (std::size_t i = 0; i < len; ++i) o[i] = act(o[i] + bias[col + i]) * scale + res[i];
+    elementwise<P>(a, r, n, w, true, [&](auto o, auto res, std::size_t col) {
+      return act(o + at(o, b, col)) * scale + res;
     });
     return;
   }
-  blocks<P>(a, nullptr, n, w, true, [&](float* o, const float*, std::size_t len, std::size_t col) {
-    for (std::size_t i = 0; i < len; ++i) o[i] += bias[col + i];
-  });
-  blocks<P>(a, nullptr, n, w, true, [](float* o, const float*, std::size_t len, std::size_t) {
-    for (std::size_t i = 0; i < len; ++i) o[i] = act(o[i]);
-  });
-  blocks<P>(a, nullptr, n, w, true, [scale](float* o, const float*, std::size_t len, std::size_t) {
-    for (std::size_t i = 0; i < len; ++i) o[i] *= scale;
-  });
-  blocks<P>(a, r, n, w, true, [](float* o, const float* res, std::size_t len, std::size_t) {
-    for (std::size_t i = 0; i < len; ++i) o[i] += res[i];
-  });
+  elementwise<P>(a, nullptr, n, w, true, [&](auto o, auto, std::size_t col) { return o + at(o, b, col); });
+  elementwise<P>(a, nullptr, n, w, true, [](auto o, auto, std::size_t) { return act(o); });
+  elementwise<P>(a, nullptr, n, w, true, [scale](auto o, auto, std::size_t) { return o * scale; });
+  elementwise<P>(a, r, n, w, true, [](auto o, auto res, std::size_t) { return o + res; });
 }
 
 template <typename P>
 void backward(const typename P::T* a, typename P::T* g, std::size_t n, bool fused, float scale, std::size_t w) {
   // The bias gradient sums the activation gradient over rows, one sum per column.
   std::vector<float> bias_grad(w, 0.0f);
+  float* bg = bias_grad.data();
   if (fused) {
-    blocks<P>(g, a, n, w, true, [&](float* o, const float* x, std::size_t len, std::size_t col) {
-      for (std::size_t i = 0; i < len; ++i) {
-        o[i] *= scale * dact(x[i]);
-        bias_grad[col + i] += o[i];
-      }
+    elementwise<P>(g, a, n, w, true, [&](auto o, auto x, std::size_t col) {
+      auto v = o * scale * dact(x);
+      add_at(v, bg, col);
+      return v;
     });
   } else {
-    blocks<P>(g, nullptr, n, w, true, [scale](float* o, const float*, std::size_t len, std::size_t) {
-      for (std::size_t i = 0; i < len; ++i) o[i] *= scale;
-    });
-    blocks<P>(g, a, n, w, true, [](float* o, const float* x, std::size_t len, std::size_t) {
-      for (std::size_t i = 0; i < len; ++i) o[i] *= dact(x[i]);
-    });
-    blocks<P>(g, nullptr, n, w, false, [&](float* o, const float*, std::size_t len, std::size_t col) {
-      for (std::size_t i = 0; i < len; ++i) bias_grad[col + i] += o[i];
+    elementwise<P>(g, nullptr, n, w, true, [scale](auto o, auto, std::size_t) { return o * scale; });
+    elementwise<P>(g, a, n, w, true, [](auto o, auto x, std::size_t) { return o * dact(x); });
+    elementwise<P>(g, nullptr, n, w, false, [&](auto o, auto, std::size_t col) {
+      add_at(o, bg, col);
+      return o;
     });
   }
   volatile float sink = bias_grad[0];

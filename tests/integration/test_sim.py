@@ -83,18 +83,14 @@ class SimEffects(SimTestCase):
         # activations four times the last-level cache (sized by the cache, not in MB: a CI
         # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
         # no traffic and its conversions cost).
-        # The time bf16 saves is real but not there in every launch on these VMs:
-        # most launches run bf16 25-35 % below fp32, and a varying share (one in
-        # six to five in six, by the hour) run it near fp32's time, for the whole
-        # process (docs/perfgate-sim.md lists what was ruled out). Interference
-        # only ever adds time, so the fastest of six launches a side shows what
-        # the storage format does (the minimum as the robust estimator of a
-        # benchmark's time under positive-only noise: Chen & Revels 2016); the
-        # medians only have to keep bf16 from being slower.
+        # The 16-bit passes work in registers: through a float scratch they took
+        # several times an fp32 pass's instructions per value, turned compute-bound
+        # whenever anything else competed for the core, and lost their gain in
+        # a varying share of launches (docs/perfgate-sim.md).
         show = self.run_sim_suite(
             "{precision: [fp32, bf16]}",
             ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
-             "--layers", "2", "--ranks", "1"], repeats=6, steps=8)
+             "--layers", "2", "--ranks", "1"], repeats=5, steps=8)
         fp32, bf16 = config_by(show, precision="fp32"), config_by(show, precision="bf16")
         act_mb = metric(fp32, "act_mb")["median"]
         self.assertEqual(metric(bf16, "act_mb")["median"], act_mb)
@@ -103,11 +99,9 @@ class SimEffects(SimTestCase):
         # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
-        t32, t16 = values(fp32, "step_time_ms"), values(bf16, "step_time_ms")
-        trials = f"bf16 {sorted(t16.values())} vs fp32 {sorted(t32.values())} ms"
-        # bf16's best launch measured 0.72-0.82 of fp32's best in seven batches; assert 0.9.
-        self.assertLess(min(t16.values()), 0.9 * min(t32.values()), trials)
-        self.assertLess(statistics.median(t16.values()), 1.1 * statistics.median(t32.values()), trials)
+        # Measured -26 to -33 % between medians of five, bf16 ahead in every pair
+        # (three runs); assert 15 % between medians and a majority of pairs.
+        self.assertFasterInMostPairs(bf16, fp32, min_change=0.15)
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
