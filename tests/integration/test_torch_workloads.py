@@ -15,6 +15,7 @@ in about a minute on 2 cores; the workloads' defaults are larger.
 """
 
 import importlib.util
+import json
 import math
 import os
 import subprocess
@@ -22,7 +23,7 @@ import sys
 import unittest
 from pathlib import Path
 
-from support import (EXIT_HARNESS, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, marked_pids, metric,
+from support import (EXIT_HARNESS, EXIT_OK, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, marked_pids, metric,
                      wait_until)
 
 SCRIPTS = SOURCE_DIR / "scripts" / "workloads"
@@ -270,6 +271,48 @@ workloads:
         self.assertEqual(p.returncode, 2)
         self.assertIn("--precision: invalid choice: 'fp64' (choose from 'fp32', 'bf16', 'fp16')", p.stderr)
         self.assertEqual(p.stdout, "")
+        self.assertNothingLeft()
+
+    def test_unusable_or_broken_torch_npu(self):
+        # A fake torch_npu (tests/integration/fakes/python) on PYTHONPATH: the
+        # package is there but sees no device, or its import fails like a broken
+        # CANN install. --device npu fails the trial saying which; --device auto
+        # falls back to the CPU and trains.
+        fakes = Path(__file__).resolve().parent / "fakes" / "python"
+        suite = self.write_suite(f"""\
+suite: torch-npu-fake
+order: sequential
+defaults:
+  repeats: 1
+  timeout: 2m
+  env: {{PYTHONPATH: {json.dumps(str(fakes))}}}
+workloads:
+  - name: npu-unusable
+    command: {self.cmd(TRAIN, "--device", "npu", "--world-size", "1", "--steps", "3")}
+    env: {{FAKE_TORCH_NPU: unusable}}
+  - name: npu-broken
+    command: {self.cmd(INFER, "--device", "npu")}
+    env: {{FAKE_TORCH_NPU: broken}}
+  - name: auto-falls-back
+    command: {self.cmd(TRAIN, "--device", "auto", "--world-size", "1", "--steps", "4", "--width", "8", "--batch", "4")}
+    env: {{FAKE_TORCH_NPU: unusable}}
+""")
+        r = self.perfgate("run", suite, timeout=300)
+        self.assertExit(r, EXIT_OK, "one trial ran: the run is not a harness failure")
+        self.assertIn("2 of 3 trials failed", r.stderr)
+        show = self.show_json()
+        names = {c["config_id"]: c["workload"] for c in show["configs"]}
+        trials = {names[t["config_id"]]: t for t in show["trials"]}
+        t = trials["npu-unusable"]
+        self.assertEqual((t["status"], t["exit_code"]), ("failed", 1), t)
+        self.assertIn("torch_npu is installed but no NPU is usable: cannot use --device npu"
+                      " (torch.npu.is_available() is False)", t["error"])
+        t = trials["npu-broken"]
+        self.assertEqual((t["status"], t["exit_code"]), ("failed", 1), t)
+        self.assertIn("torch_npu cannot be imported: cannot use --device npu (OSError: libascendcl.so", t["error"])
+        t = trials["auto-falls-back"]
+        self.assertEqual(t["status"], "ok", t)
+        self.assertEqual(t["steps"], 4)
         self.assertNothingLeft()
 
     # 5 ---------------------------------------------------------------------
