@@ -98,8 +98,12 @@ class ShippedSuites(PerfgateTestCase):
             self.assertEqual(len(c), 1)
             p50, p99 = median_of(c[0], "latency_p50_ms_bs8"), median_of(c[0], "latency_p99_ms_bs8")
             self.assertLessEqual(p50, p99)
+        # One trial a side is too few to rank graph against eager (test_graph_vs_eager
+        # does); graph mode's compile on its first step shows in one.
         sims = {c["params"]["graph_mode"]: c for c in show["configs"] if c["workload"] == "sim"}
-        self.assertLess(median_of(sims["graph"], "step_time_ms"), median_of(sims["eager"], "step_time_ms"))
+        self.assertGreater(sims["graph"]["first_step_ms"], 2 * median_of(sims["graph"], "step_time_ms"))
+        self.assertGreater(median_of(sims["graph"], "compile_ms"), 0)
+        self.assertEqual(median_of(sims["eager"], "compile_ms"), 0)
 
 
 if __name__ == "__main__":
