@@ -112,7 +112,8 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     std::vector<double> base_kept;
     if (policy.baseline_outlier_mads > 0 && c.n_base >= min_trials) {
       const double min_distance = 2 * c.threshold_rel * std::fabs(stats::median(it.base.values));
-      auto out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, 0.2, min_distance);
+      constexpr double k_rare_fraction = 0.2;  // more than a fifth is a mode of the machine
+      auto out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, k_rare_fraction, min_distance);
       if (!out_idx.empty()) {
         base_kept.reserve(it.base.values.size() - out_idx.size());
         std::size_t next = 0;

@@ -38,8 +38,9 @@ struct GatePolicy {
   Correction correction = Correction::BenjaminiHochberg;
   int min_trials = 3;                    // per side, below it the comparison is inconclusive
   double screening_p = 0.05;             // adaptive mode: "suspicious" below this raw p
-  // Baseline trials this many scaled MADs from the baseline's median are left
-  // out as hiccups of past runs, when they are rare (at most 15 %); 0 keeps all.
+  // Baseline trials this many scaled MADs (and twice the threshold) from the
+  // baseline's median are left out as hiccups of past runs, when they are
+  // rare (at most a fifth of the baseline); 0 keeps all.
   double baseline_outlier_mads = 5;
   double power = 0.8;                    // for the extra-trials estimate
   double confidence = 0.95;              // of the shift interval

@@ -87,13 +87,8 @@ Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& st, co
     } else {
       trial.status = model::TrialStatus::Ok;
     }
-    trial.summaries = std::move(res.summaries);
-    if (!collector.store_status()) {
-      store_failure = collector.store_status();
-      break;
-    }
-    if (auto s = st.finish_trial(trial, res.summary_metric_ids); !s) {
-      store_failure = s.error();
+    if (auto s = record_trial(st, collector, trial, res); !s) {
+      store_failure = s;
       break;
     }
     if (trial.status == model::TrialStatus::Ok) ++out.trials_ok;

@@ -275,13 +275,8 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
       if (res.first_step_arrival_s >= 0) add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
     }
-    trial.summaries = std::move(res.summaries);
-    if (!collector.store_status()) {
-      store_failure = collector.store_status();
-      break;
-    }
-    if (auto s = st.finish_trial(trial, res.summary_metric_ids); !s) {
-      store_failure = s.error();
+    if (auto s = record_trial(st, collector, trial, res); !s) {
+      store_failure = s;
       break;
     }
 
@@ -326,6 +321,13 @@ std::string recorded_env_json(const model::Suite& suite) {
   for (const auto& w : suite.workloads)
     for (const auto& [k, v] : w.env) j[k] = util::redact_env_value(k, v);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status record_trial(store::Store& store, const TrialCollector& collector, model::TrialRecord& trial,
+                    TrialCollector::Result& res) {
+  trial.summaries = std::move(res.summaries);
+  if (!collector.store_status()) return collector.store_status();
+  return store.finish_trial(trial, res.summary_metric_ids);
 }
 
 store::RunRecord new_run_record(std::string suite_name, std::string suite_path, std::string description,

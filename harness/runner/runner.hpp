@@ -75,6 +75,12 @@ store::RunRecord new_run_record(std::string suite_name, std::string suite_path, 
                                 std::uint64_t seed, const RunOptions& opts, const FingerprintOptions& fo,
                                 const std::string& git_dir);
 
+// Stores a finished trial with the collector's summaries (moved into it):
+// the collector's first store error if one happened while streaming
+// samples, else finish_trial's.
+Status record_trial(store::Store& store, const TrialCollector& collector, model::TrialRecord& trial,
+                    TrialCollector::Result& res);
+
 // The plan as JSON (seed, order, cases, trial order), as stored with the run.
 std::string plan_json(const model::Plan& plan, const RunOptions& opts = {});
 

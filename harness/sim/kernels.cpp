@@ -105,11 +105,10 @@ inline void add_at(F8 v, float* p, std::size_t i) {
 }
 
 // Sixteen stored values to two registers of floats and back. Working in
-// registers, with no scratch round trip, keeps a 16-bit pass at about a third
-// of the instructions per value it took through scratch: the conversions must
-// cost well below the bytes they save, as in an accelerator's vector unit, or
-// 16-bit storage turns compute-bound and loses its gain whenever the core is
-// slowed (a busy neighbour on the host's sibling thread).
+// registers, with no scratch round trip, keeps a 16-bit pass's conversions
+// well below the cost of the bytes they save, as in an accelerator's vector
+// unit. Through a float scratch they made bf16 compute-bound, and its gain
+// vanished whenever something else shared the core (docs/perfgate-sim.md).
 template <typename P>
 inline void load16(const typename P::T* src, F8& lo, F8& hi) {
   if constexpr (std::is_same_v<P, F32>) {

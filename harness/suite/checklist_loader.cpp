@@ -18,18 +18,6 @@ const std::vector<std::string> k_item_keys = {"name",   "check", "description", 
                                               "numerator", "denominator", "where", "param", "at_least", "at_most",
                                               "baseline", "policy"};
 
-Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string& what, bool duration_ms) {
-  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a number, found {}", what, type_name(n)));
-  auto s = model::Scalar::infer(n.Scalar());
-  if (s.kind == model::Scalar::Kind::Int || s.kind == model::Scalar::Kind::Float) return std::stod(s.text);
-  if (duration_ms) {
-    // A compile-time limit may be written as a duration: "90s", "2m".
-    if (auto d = util::parse_duration_s(n.Scalar())) return *d * 1000.0;
-  }
-  return err_at(c, n, fmt::format("{} must be a number{}, found '{}'", what, duration_ms ? " of ms or a duration such as 90s" : "",
-                                  n.Scalar()));
-}
-
 Expected<std::map<std::string, std::string>> get_filter(const Ctx& c, const YAML::Node& n, const std::string& what) {
   if (auto st = check_map(c, n, what, {}); !st) return st.error();
   std::map<std::string, std::string> out;

@@ -92,15 +92,11 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
     // A number of MADs, 0 to keep every baseline trial; below 3 would cut
     // into ordinary noise.
     const auto& n = r["baseline_outlier_mads"];
-    double v = 0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      return err_at(c, n, "baseline_outlier_mads must be a number of MADs (0 keeps every baseline trial)");
-    }
-    if (!std::isfinite(v) || (v != 0 && v < 3))
+    auto v = get_number(c, n, "baseline_outlier_mads");
+    if (!v) return v.error();
+    if (!std::isfinite(*v) || (*v != 0 && *v < 3))
       return err_at(c, n, fmt::format("baseline_outlier_mads must be 0 (off) or at least 3, found {}", n.Scalar()));
-    p.baseline_outlier_mads = v;
+    p.baseline_outlier_mads = *v;
   }
   if (r["min_trials"]) {
     auto m = get_int(c, r["min_trials"], "min_trials", 2);

@@ -101,6 +101,18 @@ Expected<std::string> read_file(const std::string& path) {
   return ss.str();
 }
 
+Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string& what, bool duration_ms) {
+  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a number, found {}", what, type_name(n)));
+  auto s = Scalar::infer(n.Scalar());
+  if (s.kind == Scalar::Kind::Int || s.kind == Scalar::Kind::Float) return std::stod(s.text);
+  if (duration_ms) {
+    // A compile-time limit may be written as a duration: "90s", "2m".
+    if (auto d = util::parse_duration_s(n.Scalar())) return *d * 1000.0;
+  }
+  return err_at(c, n, fmt::format("{} must be a number{}, found '{}'", what, duration_ms ? " of ms or a duration such as 90s" : "",
+                                  n.Scalar()));
+}
+
 Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value) {
   if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a number or a percentage, found {}", what, type_name(n)));
   std::string text(util::trim(n.Scalar()));

@@ -27,6 +27,8 @@ Expected<std::string> get_string(const Ctx& c, const YAML::Node& n, const std::s
 Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string& what, long long min_value);
 Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& what);
 Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what);
+// A plain number; with `duration_ms`, also a duration ("90s", "2m") in ms.
+Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string& what, bool duration_ms = false);
 // "3%", "0.03" or "3 %" as a fraction; `max_value` bounds the fraction.
 Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value);
 Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path);
