@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake make pkg-config git
+  ccache                   # compiler cache: a second build, or a fresh clone, recompiles only what changed
   # libraries (each used by one harness module, see docs/design.md)
   libyaml-cpp-dev          # suite/
   libboost-dev             # headers: Boost.Process (exec/), Boost.Math (stats/)

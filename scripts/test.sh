@@ -6,4 +6,4 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$repo_root/scripts/setup.sh"
 configure_and_build -DPERFGATE_ENABLE_TESTS=ON -DPERFGATE_WERROR=ON
 cd "$build_dir"
-ctest --output-on-failure --timeout 900 -j"$jobs" "$@"
+ctest --output-on-failure -j"$jobs" "$@"

@@ -1,5 +1,6 @@
 // perfgate-sim: the reference training simulator (docs/perfgate-sim.md).
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,14 +14,24 @@
 
 namespace {
 
-// The last-level data cache one core sees, in MB, as the kernel reports it.
-// Not sysconf(_SC_LEVEL3_CACHE_SIZE): in a VM glibc reads CPUID and can report
-// the whole package's L3 (256 MB on an 8-CCD EPYC) where a core shares 32 MB.
-// 32 MB when the kernel does not say.
+// A layer's activations are sized against at most this much cache. A VM
+// reports the cache the kernel sees, which can be the whole package's shared
+// L3: 504 MB on a 128-core Xeon 6 slice with 2 vCPUs (a CI machine), shared
+// with every other tenant of the host. Sized by it, `--act-llc 4` allocated
+// 3.8 GB per layer, 11.5 GB per process and 3.2 s per step. 32 MB is what
+// one core can hold on its own on the parts the effect was measured on (one
+// EPYC CCD's L3); four of it per layer (128 MB, 384 MB of fp32 tensors over
+// two layers) still misses any cache a core can use, so 16-bit storage pays.
+constexpr double k_max_llc_mb = 32;
+
+// The last-level data cache one core sees, in MB, as the kernel reports it,
+// capped at k_max_llc_mb. Not sysconf(_SC_LEVEL3_CACHE_SIZE): in a VM glibc
+// reads CPUID and can report the whole package's L3 (256 MB on an 8-CCD EPYC)
+// where a core shares 32 MB. 32 MB when the kernel does not say.
 double last_level_cache_mb() {
   namespace fs = std::filesystem;
   int best_level = 0;
-  double best_mb = 32;
+  double best_mb = k_max_llc_mb;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
     std::ifstream level_file(entry.path() / "level"), type_file(entry.path() / "type"), size_file(entry.path() / "size");
@@ -31,7 +42,7 @@ double last_level_cache_mb() {
     if (size.back() == 'M') kb *= 1024;
     if (level > best_level && kb > 0) best_level = level, best_mb = kb / 1024;
   }
-  return best_mb;
+  return std::min(best_mb, k_max_llc_mb);
 }
 
 }  // namespace
@@ -58,8 +69,8 @@ int main(int argc, char** argv) {
   app.add_option("--width", c.width, "layer width (matmul size)")->check(CLI::Range(8, 4096))->capture_default_str();
   app.add_option("--act-mb", c.act_mb, "element-wise activation memory per rank (fp32 MB)")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--act-llc", c.act_llc,
-                 "size the activations at this many last-level caches per layer, overriding --act-mb "
-                 "(16-bit storage saves time only once a layer's activations miss the cache)")
+                 "size the activations at this many last-level caches per layer (the cache counted at most "
+                 "32 MB), overriding --act-mb (16-bit storage saves time only once a layer's activations miss the cache)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--grad-mb", c.grad_mb, "gradient size all-reduced per step, MB")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--seed", c.seed, "random seed")->capture_default_str();

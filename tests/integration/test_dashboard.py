@@ -75,6 +75,7 @@ def png_samples(path, every=8):
 
 
 class Dashboard(PerfgateTestCase):
+    timeout_s = 180
     _cached_db = None  # built by the first test, copied by the others
 
     @classmethod

@@ -25,6 +25,8 @@ def median_of(c, name):
 
 
 class ShippedSuites(PerfgateTestCase):
+    measures_time = True
+    timeout_s = 400
     def run_shipped(self, name, *args, trials):
         suite = SOURCE_DIR / "suites" / f"{name}.yaml"
         self.assertTrue(suite.is_file(), suite)

@@ -52,6 +52,8 @@ workloads:
 
 
 class SimEffects(SimTestCase):
+    measures_time = True
+    timeout_s = 300
     def test_graph_beats_eager_and_fusion_beats_no_fusion(self):
         show = self.run_sim_suite(
             '{graph_mode: [eager, graph], fusion: ["off", "on"]}',
@@ -82,7 +84,8 @@ class SimEffects(SimTestCase):
         # suites/precision.yaml's configuration: unfused chain, one rank, and each layer's
         # activations four times the last-level cache (sized by the cache, not in MB: a CI
         # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
-        # no traffic and its conversions cost).
+        # no traffic and its conversions cost). The cache counts at most 32 MB: a VM that
+        # reports its host's 504 MB L3 made this a 12 GB, 3 s-per-step process.
         # The 16-bit passes work in registers: through a float scratch they took
         # several times an fp32 pass's instructions per value, turned compute-bound
         # whenever anything else competed for the core, and lost their gain in
@@ -99,9 +102,11 @@ class SimEffects(SimTestCase):
         # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
-        # Measured -26 to -33 % between medians of five, bf16 ahead in every pair
-        # (three runs); assert 15 % between medians and a majority of pairs.
-        self.assertFasterInMostPairs(bf16, fp32, min_change=0.15)
+        # Measured -26 to -33 % between medians of five where the L3 is 32 MB, bf16 ahead
+        # in every pair (three runs); -12 to -14 % on a 504 MB-L3 host (the capped size
+        # partly fits its cache), -12 to -20 % there with a busy loop on each core.
+        # Assert 8 % between medians and a majority of pairs.
+        self.assertFasterInMostPairs(bf16, fp32, min_change=0.08)
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],

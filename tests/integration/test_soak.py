@@ -57,7 +57,11 @@ workloads:
         return [f for f in trial["findings"] if kind is None or f["kind"] == kind]
 
 
-class SoakRuns(SoakTestCase):
+class SoakFindings(SoakTestCase):
+    """What the analysis finds in a soak's measured step times and memory."""
+    measures_time = True
+    timeout_s = 300
+
     def test_flat_run_has_no_finding(self):
         # Steps of ~50 ms: a scheduler hiccup of a loaded 2-core machine stays
         # well below the 3x that makes a stall.
@@ -126,6 +130,11 @@ class SoakRuns(SoakTestCase):
         self.assertTrue(stalls[0]["evidence"], "each stall comes with its time and value")
         # A busy machine adds stalls of its own; the injected ones are among the evidence.
         self.assertGreaterEqual(max(e["value"] for e in stalls[0]["evidence"]), 150)
+
+
+class SoakLifecycle(SoakTestCase):
+    """How a soak starts, ends, hangs and is killed."""
+    timeout_s = 240
 
     def test_hang_is_a_failed_trial_and_its_group_is_killed(self):
         started = time.monotonic()

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/metrics/output_parser.hpp"
 #include "tests/unit/support/recording_sink.hpp"
 #include "tests/unit/support/temp_dir.hpp"
@@ -22,7 +23,7 @@ using Values = std::map<std::string, double>;
 
 namespace {
 
-const std::string k_data = std::string(PERFGATE_TEST_DATA) + "/gbench/";
+const std::string k_data = perfgate::test::data_dir() + "/gbench/";
 constexpr double k_t_s = 7.5;  // the trial's end, passed to finish()
 const std::string k_debug_note = "Google Benchmark library built as debug: timings may not be representative";
 

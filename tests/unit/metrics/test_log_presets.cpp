@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/metrics/output_parser.hpp"
 #include "tests/unit/support/recording_sink.hpp"
 
@@ -53,7 +54,7 @@ class CountingSink final : public metrics::ProtocolSink {
 
 // Feeds a fixture line by line, as the launcher does (getline keeps a '\r'; feed_line drops it). Returns the count.
 long long feed_file(OutputParser& p, const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/logs/" + name, std::ios::binary);
+  std::ifstream in(perfgate::test::data_dir() + "/logs/" + name, std::ios::binary);
   REQUIRE(in.good());
   std::string line;
   long long n = 0;

@@ -4,12 +4,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/runner/fingerprint.hpp"
 
 using namespace perfgate::runner;
 
 TEST_CASE("npu-smi info table gives one model per NPU and the tool version", "[runner]") {
-  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/fixtures/npu_smi_info_910B2C_with_procs.txt");
+  std::ifstream in(perfgate::test::data_dir() + "/fixtures/npu_smi_info_910B2C_with_procs.txt");
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();

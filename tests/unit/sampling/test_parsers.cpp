@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -15,7 +16,7 @@ using perfgate::model::Better;
 namespace {
 
 std::string data(const std::string& name) {
-  auto text = perfgate::test::read_file(std::string(PERFGATE_TEST_DATA) + "/sampling/" + name);
+  auto text = perfgate::test::read_file(perfgate::test::data_dir() + "/sampling/" + name);
   REQUIRE_FALSE(text.empty());
   return text;
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -28,8 +29,8 @@ std::optional<double> value(const std::vector<s::Reading>& r, const std::string&
   return it->value;
 }
 
-std::string data_path(const std::string& name) { return std::string(PERFGATE_TEST_DATA) + "/sampling/" + name; }
-std::string fakes_dir() { return std::string(PERFGATE_SOURCE_DIR) + "/tests/integration/fakes"; }
+std::string data_path(const std::string& name) { return perfgate::test::data_dir() + "/sampling/" + name; }
+std::string fakes_dir() { return perfgate::test::source_dir() + "/tests/integration/fakes"; }
 
 // Sets an environment variable for one test and puts the old value back.
 class ScopedEnv {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/stats/mann_whitney.hpp"
 
 using namespace perfgate::stats;
@@ -29,7 +30,7 @@ using namespace perfgate::stats;
 namespace {
 
 nlohmann::json load_reference(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/stats/" + name);
+  std::ifstream in(perfgate::test::data_dir() + "/stats/" + name);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
 }

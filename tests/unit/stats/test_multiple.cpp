@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/stats/multiple.hpp"
 
 using namespace perfgate::stats;
@@ -32,7 +33,7 @@ void check_equal(const std::vector<double>& got, const std::vector<double>& want
 }  // namespace
 
 TEST_CASE("Benjamini-Hochberg and Holm against R's p.adjust", "[stats]") {
-  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/stats/p_adjust_reference.json");
+  std::ifstream in(perfgate::test::data_dir() + "/stats/p_adjust_reference.json");
   REQUIRE(in.good());
   const auto ref = nlohmann::json::parse(in);
   REQUIRE(ref.at("p_adjust").size() >= 10);

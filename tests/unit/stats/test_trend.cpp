@@ -13,6 +13,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/stats/trend.hpp"
 
 using namespace perfgate::stats;
@@ -30,7 +31,7 @@ constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t k_all_pairs = std::numeric_limits<std::size_t>::max();
 
 nlohmann::json load_reference(const std::string& name) {
-  std::ifstream in(std::string(PERFGATE_TEST_DATA) + "/stats/" + name);
+  std::ifstream in(perfgate::test::data_dir() + "/stats/" + name);
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
 #include "tests/unit/support/temp_dir.hpp"
@@ -161,7 +162,7 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
 
 TEST_CASE("a version 1 database is migrated and keeps its runs", "[store]") {
   test::TempDir dir("gates");
-  fs::copy_file(fs::path(PERFGATE_TEST_DATA) / "store" / "v1.db", dir / "old.db");
+  fs::copy_file(fs::path(perfgate::test::data_dir()) / "store" / "v1.db", dir / "old.db");
   auto st = open_at(dir / "old.db");
   auto runs = st->list_runs(10, "");
   REQUIRE(runs.has_value());

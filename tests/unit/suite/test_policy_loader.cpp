@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "tests/unit/support/paths.hpp"
 #include "harness/suite/policy_loader.hpp"
 
 using namespace perfgate;
@@ -17,7 +18,7 @@ std::string error_of(const std::string& yaml) {
 }  // namespace
 
 TEST_CASE("the shipped configs/gate.yaml is the built-in policy", "[policy]") {
-  auto p = suite::load_gate_policy(std::string(PERFGATE_SOURCE_DIR) + "/configs/gate.yaml");
+  auto p = suite::load_gate_policy(perfgate::test::source_dir() + "/configs/gate.yaml");
   REQUIRE(p.has_value());
   auto d = model::default_gate_policy();
   CHECK(p->fdr == d.fdr);
