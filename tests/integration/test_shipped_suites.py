@@ -52,7 +52,7 @@ class ShippedSuites(PerfgateTestCase):
         self.assertGreater(median_of(graph_off, "compile_ms"), 0)
 
     def test_sweep_bucket_has_an_interior_best(self):
-        show = self.run_shipped("sweep-bucket", "--set", "repeats=2", trials=16)
+        show = self.run_shipped("sweep-bucket", "--set", "repeats=3", trials=24)
         for loader in ({"num_workers": 2, "prefetch": 2}, {"num_workers": 4, "prefetch": 2}):
             exposed = {}
             for mb in (5, 25, 50, 100):
@@ -60,10 +60,13 @@ class ShippedSuites(PerfgateTestCase):
                      and c["params"]["dataloader"] == loader]
                 self.assertEqual(len(c), 1, (mb, loader, [c["params"] for c in show["configs"]]))
                 exposed[mb] = median_of(c[0], "allreduce_ms")
-            # The all-reduce left exposed after backward: measured 8.7 / 3.3 / 5.1 / 7.2 ms.
+            # The all-reduce left exposed after backward: measured 8.7 / 3.3 / 5.1 / 7.2 ms on a
+            # quiet machine. With a busy loop on each core backward takes longer and hides more
+            # of the small buckets' calls (5.7 / 4.6 / 4.9 / 9.0 ms), so the margin against 5 MB
+            # is 10 %; the one big bucket cannot start before backward ends at any load.
             best = min(exposed, key=exposed.get)
             self.assertIn(best, (25, 50), (loader, exposed))
-            self.assertLess(exposed[best], 0.75 * exposed[5], (loader, exposed))
+            self.assertLess(exposed[best], 0.9 * exposed[5], (loader, exposed))
             self.assertLess(exposed[best], 0.75 * exposed[100], (loader, exposed))
 
     def test_sweep_dataloader_starves_without_workers(self):

@@ -111,11 +111,13 @@ class SimEffects(SimTestCase):
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
         # Measured between medians of five: -26 to -33 % where the L3 is 32 MB (three runs,
-        # bf16 ahead in every pair); -12 to -14 % on a 504 MB-L3 Xeon 6 host, where the
-        # capped size partly fits the cache, and -5 to -8 % there with a busy loop on each
-        # core (16-bit conversions are vector work, and a busy sibling thread slows vector
-        # work more than memory traffic). Assert 3 % and a majority of pairs.
-        self.assertFasterInMostPairs(bf16, fp32, min_change=0.03)
+        # bf16 ahead in every pair). On a 504 MB-L3 Xeon 6 host the capped size partly fits
+        # the cache: -12 to -14 % with bf16 narrowed in AVX2 integer code, and -1 to -8 %
+        # with a busy loop on each core (that conversion is vector work, which a busy
+        # neighbour on the core slows more than memory traffic); with the CPU's own
+        # conversion (AVX512-BF16) -21 % quiet and -16 to -23 % with the two busy loops.
+        # Assert 5 % and a majority of pairs.
+        self.assertFasterInMostPairs(bf16, fp32, min_change=0.05)
 
     def test_bucket_sweep_has_an_interior_best(self):
         show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
