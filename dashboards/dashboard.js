@@ -1410,6 +1410,16 @@ async function pageSoak(r, index) {
     } else {
       sec.append(h('p', { class: 'pg-muted' }, 'no findings: no drift, leak, steps, stalls or hang detected'));
     }
+    // What the host probe explains: shown, never counted as the workload's.
+    const hostEvents = t.host_events || [];
+    if (hostEvents.length) {
+      sec.append(h('h3', null, `Host events (${hostEvents.length}): the machine moved, not the workload`));
+      const ul = h('ul', { class: 'pg-findings pg-host-events' });
+      for (const f of hostEvents) {
+        ul.append(h('li', null, badge(f.kind), ' ', f.metric ? h('span', { class: 'pg-finding-metric' }, str(f.metric)) : null, str(f.summary)));
+      }
+      sec.append(ul);
+    }
     const ordered = (t.series || []).map((s, i) => [s, i]).sort((a, b) => seriesRank(a[0]) - seriesRank(b[0]) || a[1] - b[1]).map((x) => x[0]);
     const grid = h('div', { class: 'pg-charts' });
     for (const s of ordered) {

@@ -1,5 +1,6 @@
 #include "harness/analysis/baseline.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -21,6 +22,16 @@ std::string mismatch_message(const store::RunRecord& base, const store::RunRecor
 
 }  // namespace
 
+Expected<std::string> flagged_by_own_gate(store::Store& st, long long run_id) {
+  auto gates = st.load_gates(run_id);
+  if (!gates) return gates.error();
+  if (gates->empty()) return std::string();
+  const auto& g = gates->front();
+  if (g.outcome == "regression" || g.outcome == "underpowered" || g.outcome == "inconclusive")
+    return fmt::format("its own gate {} said {}", g.id, g.outcome);
+  return std::string();
+}
+
 Expected<BaselineSelector> parse_baseline_selector(const std::string& text) {
   BaselineSelector sel;
   std::string t(util::trim(text));
@@ -29,7 +40,7 @@ Expected<BaselineSelector> parse_baseline_selector(const std::string& text) {
     sel.run = t;
     return sel;
   }
-  static const std::vector<std::string> k_keys = {"tag", "last", "commit", "suite"};
+  static const std::vector<std::string> k_keys = {"tag", "last", "commit", "suite", "include"};
   for (auto part : util::split(t, ',')) {
     std::string p(util::trim(part));
     auto colon = p.find(':');
@@ -40,7 +51,11 @@ Expected<BaselineSelector> parse_baseline_selector(const std::string& text) {
     if (key == "tag") sel.tag = value;
     else if (key == "commit") sel.commit = value;
     else if (key == "suite") sel.suite = value;
-    else if (key == "last") {
+    else if (key == "include") {
+      if (value != "all" && value != "passed")
+        return Error::input(fmt::format("baseline '{}': include must be 'all' or 'passed', found '{}'", text, value));
+      sel.include_all = value == "all";
+    } else if (key == "last") {
       int n = 0;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (ec != std::errc{} || ptr != value.data() + value.size() || n < 1)
@@ -93,6 +108,14 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
   std::vector<store::RunRecord> chosen, other_machine;
   for (const auto& r : *found) {
     if (static_cast<int>(chosen.size()) >= want) break;
+    if (!sel->include_all) {
+      auto flagged = flagged_by_own_gate(st, r.id);
+      if (!flagged) return flagged.error();
+      if (!flagged->empty()) {
+        b.left_out.emplace_back(r.id, *flagged + " (include:all pools it anyway)");
+        continue;
+      }
+    }
     if (r.fingerprint_hash == cand.fingerprint_hash || force) {
       if (r.fingerprint_hash != cand.fingerprint_hash) {
         b.forced = true;
@@ -108,6 +131,10 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
       return Error::input(fmt::format("baseline '{}' matches {} run(s), none on the candidate's machine: {}; pass --force "
                                       "to compare anyway",
                                       selector, other_machine.size(), mismatch_message(other_machine.front(), cand)));
+    if (!b.left_out.empty())
+      return Error::input(fmt::format("baseline '{}': every matching run was left out because its own gate found "
+                                      "something (run {}: {}); add include:all to pool them anyway",
+                                      selector, b.left_out.front().first, b.left_out.front().second));
     return Error::input(fmt::format("baseline '{}' matches no completed run of suite '{}' before run {}{}", selector,
                                     q.suite, cand.id, sel->tag.empty() ? "" : "; tag runs with `perfgate run --tag`"));
   }
@@ -122,6 +149,33 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
     b.runs.push_back(std::move(*data));
   }
   return b;
+}
+
+Expected<std::vector<store::RunData>> select_history(store::Store& st, const store::RunRecord& cand,
+                                                     const Baseline& baseline, int max_runs) {
+  std::vector<store::RunData> out;
+  int room = max_runs - static_cast<int>(baseline.runs.size());
+  if (room <= 0) return out;
+  store::RunQuery q;
+  q.suite = cand.suite;
+  q.exclude_id = cand.id;
+  q.before_id = cand.id;
+  q.limit = max_runs * 4;  // flagged and other-machine runs are skipped below
+  auto found = st.find_runs(q);
+  if (!found) return found.error();
+  for (const auto& r : *found) {
+    if (static_cast<int>(out.size()) >= room) break;
+    if (r.fingerprint_hash != cand.fingerprint_hash) continue;
+    if (std::any_of(baseline.runs.begin(), baseline.runs.end(), [&](const store::RunData& b) { return b.run.id == r.id; }))
+      continue;
+    auto flagged = flagged_by_own_gate(st, r.id);
+    if (!flagged) return flagged.error();
+    if (!flagged->empty()) continue;
+    auto data = st.load_run(r.id);
+    if (!data) return data.error();
+    out.push_back(std::move(*data));
+  }
+  return out;
 }
 
 }  // namespace perfgate::analysis

@@ -307,23 +307,50 @@ class Evaluator {
       r.evidence = base.error().message;
       return;
     }
-    std::vector<RunSummary> bs;
+    auto history = select_history(m_st, rs.run, *base, policy->history_runs);
+    if (!history) {
+      r.evidence = history.error().message;
+      return;
+    }
+    std::vector<RunSummary> bs, hs;
     for (const auto& b : base->runs) bs.push_back(summarise_run(b));
-    auto cs = analysis::evaluate(collect_items(rs, bs, *policy), *policy);
+    for (const auto& h : *history) hs.push_back(summarise_run(h));
+    // The gate's own evaluation (joint tests, failed trials, run-to-run
+    // spread, resolution); a checklist launches nothing, so a gate that
+    // cannot decide fails the item.
+    auto ev = analysis::evaluate_gate(collect_items(rs, bs, *policy, {}, hs), *policy);
+    auto& cs = ev.comparisons;
     auto n = count_verdicts(cs);
     int bad = n.regression + n.failed;
+    int underpowered = count_underpowered(cs);
     sort_by_severity(cs);
-    std::vector<std::string> ev;
+    std::vector<std::string> evidence;
     for (const auto& c : cs) {
       if (c.verdict != model::VerdictKind::Regression && c.verdict != model::VerdictKind::Failed) break;
-      ev.push_back(fmt::format("{} {} {}: {} {:+.1f}%", c.workload, c.label, c.metric.name, model::to_string(c.verdict),
-                               c.change_rel * 100));
+      evidence.push_back(fmt::format("{} {} {}: {} {:+.1f}%", c.workload, c.label, c.metric.name,
+                                     model::to_string(c.verdict), c.change_rel * 100));
     }
     if (!r.item.at_most) r.item.at_most = 0;
+    if (bad == 0 && underpowered > 0) {
+      int most = 0;
+      for (const auto& c : cs)
+        if (c.underpowered) most = std::max(most, c.trials_for_resolution);
+      r.status = ItemStatus::Fail;
+      r.measured = static_cast<double>(underpowered);
+      r.measured_text = fmt::format("undecidable ({} comparison(s))", underpowered);
+      r.limit_text = "decidable";
+      r.evidence = fmt::format("{} of {} comparison(s) against '{}' could not have flagged a lone regression at their "
+                               "trial counts; {}",
+                               underpowered, cs.size(), sel,
+                               most > 0 ? fmt::format("run the candidate with up to {} trials per configuration "
+                                                      "(perfgate gate --adaptive adds them)", most)
+                                        : "pool more baseline runs");
+      return;
+    }
     decide(r, bad, fmt::format("{} regression(s)", bad), "");
     r.evidence = fmt::format("{} comparison(s) against '{}': {} regression, {} failed, {} inconclusive, {} unchanged{}",
                              cs.size(), sel, n.regression, n.failed, n.inconclusive, n.unchanged,
-                             ev.empty() ? "" : "; " + util::join(ev, "; "));
+                             evidence.empty() ? "" : "; " + util::join(evidence, "; "));
   }
 
   void all_ok(const model::ChecklistItem&, const RunSummary& rs, ItemResult& r) {
@@ -353,6 +380,10 @@ std::string_view to_string(ItemStatus s) {
   return "?";
 }
 
+bool checklist_failed(const ChecklistResult& r, bool strict) {
+  return r.failed > 0 || r.required_not_evaluable > 0 || (strict && r.not_evaluable > 0);
+}
+
 Expected<ChecklistResult> evaluate_checklist(store::Store& st, const model::Checklist& cl, const ChecklistOptions& opt) {
   // The default run must exist: a typo there is an input error, not N unevaluable items.
   if (auto id = st.resolve_run(opt.run); !id) return id.error();
@@ -364,7 +395,10 @@ Expected<ChecklistResult> evaluate_checklist(store::Store& st, const model::Chec
     switch (r.status) {
       case ItemStatus::Pass: ++res.passed; break;
       case ItemStatus::Fail: ++res.failed; break;
-      case ItemStatus::NotEvaluable: ++res.not_evaluable; break;
+      case ItemStatus::NotEvaluable:
+        ++res.not_evaluable;
+        if (!it.optional) ++res.required_not_evaluable;
+        break;
     }
     res.items.push_back(std::move(r));
   }

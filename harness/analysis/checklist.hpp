@@ -29,7 +29,12 @@ struct ChecklistResult {
   model::Checklist checklist;
   std::vector<ItemResult> items;
   int passed = 0, failed = 0, not_evaluable = 0;
+  int required_not_evaluable = 0;  // not evaluable and not marked optional
 };
+
+// A checklist passes only when no item failed and every item that is not
+// optional was evaluated; with `strict`, optional items must be evaluated too.
+bool checklist_failed(const ChecklistResult& r, bool strict);
 
 struct ChecklistOptions {
   std::string run;              // the default run selector (--run)

@@ -2,13 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <numbers>
 
 #include <fmt/format.h>
 
 #include "harness/stats/descriptive.hpp"
+#include "harness/stats/fisher_exact.hpp"
 #include "harness/stats/mann_whitney.hpp"
 #include "harness/stats/multiple.hpp"
+#include "harness/stats/two_level.hpp"
+#include "harness/stats/van_elteren.hpp"
+#include "harness/util/strings.hpp"
 
 namespace perfgate::analysis {
 using model::Better;
@@ -61,12 +67,77 @@ int candidate_trials_needed(const Comparison& c, double sd_rel, double alpha_dec
 
 }  // namespace
 
-std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model::GatePolicy& policy) {
-  std::vector<Comparison> out;
+namespace {
+
+// What evaluate_gate keeps of a tested comparison between its passes.
+struct Tested {
+  std::size_t index = 0;                      // into the comparisons
+  std::vector<double> base_rel, cand_rel;     // kept values relative to the baseline median
+  std::vector<std::vector<double>> base_runs_rel, history_rel;
+  stats::RunSpread spread;
+  double sd_rel = 0;                          // pooled trial standard deviation, relative
+  double hl_low = 0, hl_high = 0;             // Hodges-Lehmann interval, relative
+};
+
+// One metric test in the family: a comparison, a failed-trial test or a joint test.
+struct FamilyMember {
+  enum class Kind { Comparison, Failures, Joint } kind;
+  std::size_t index;
+  double p;
+};
+
+std::vector<std::vector<double>> scaled(const std::vector<std::vector<double>>& runs, double scale) {
+  std::vector<std::vector<double>> out;
+  out.reserve(runs.size());
+  for (const auto& r : runs) {
+    if (r.empty()) continue;
+    auto& o = out.emplace_back();
+    o.reserve(r.size());
+    for (double v : r) o.push_back(v / scale);
+  }
+  return out;
+}
+
+// The baseline's values per run after hiccups were left out: `left_out`
+// indexes the pooled values (the runs one after another).
+std::vector<std::vector<double>> runs_kept(const SideValues& side, const std::vector<std::size_t>& left_out) {
+  std::vector<std::vector<double>> runs = side.runs.empty() ? std::vector<std::vector<double>>{side.values} : side.runs;
+  if (left_out.empty()) return runs;
+  std::size_t pos = 0, next = 0;
+  for (auto& run : runs) {
+    std::vector<double> kept;
+    for (double v : run) {
+      if (next < left_out.size() && left_out[next] == pos) ++next;
+      else kept.push_back(v);
+      ++pos;
+    }
+    run = std::move(kept);
+  }
+  return runs;
+}
+
+double bad_change(const Comparison& c) { return c.metric.better == Better::Higher ? -c.change_rel : c.change_rel; }
+
+// Candidate trials at which the Mann-Whitney test of n_base against them can
+// reach alpha; -1 beyond `cap`.
+int trials_to_reach(int n_base, double alpha, int cap) {
+  if (n_base < 1) return -1;
+  for (int n = 2; n <= cap; ++n)
+    if (stats::mann_whitney_min_p(static_cast<std::size_t>(n_base), static_cast<std::size_t>(n)) <= alpha) return n;
+  return -1;
+}
+
+std::string percent(double rel) { return fmt::format("{:.1f} %", 100 * rel); }
+
+}  // namespace
+
+Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePolicy& policy) {
+  Evaluation ev;
+  auto& out = ev.comparisons;
   out.reserve(items.size());
-  std::vector<double> sd_rel(items.size(), 0);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const auto& it = items[i];
+  std::vector<Tested> tested;
+  // Pass 1: each comparison on its own.
+  for (const auto& it : items) {
     Comparison c;
     c.workload = it.workload;
     c.params_json = it.params_json;
@@ -78,6 +149,11 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     c.n_cand = static_cast<int>(it.cand.values.size());
     c.failed_base = it.base.failed + it.base.non_finite;
     c.failed_cand = it.cand.failed + it.cand.non_finite;
+    c.base_runs = static_cast<int>(std::count_if(it.base.runs.begin(), it.base.runs.end(),
+                                                 [](const auto& r) { return !r.empty(); }));
+    if (it.base.runs.empty() && c.n_base > 0) c.base_runs = 1;
+    c.history_runs = static_cast<int>(it.history.size());
+    c.detectable_rel = std::numeric_limits<double>::infinity();
     int min_trials = it.rule && it.rule->min_trials ? *it.rule->min_trials : policy.min_trials;
     if (!it.base.present || !it.cand.present) {
       c.verdict = VerdictKind::Missing;
@@ -85,6 +161,7 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
       out.push_back(std::move(c));
       continue;
     }
+    const bool cand_crashed = it.cand.failed > 0 || it.cand.non_finite > 0;
     if (c.n_base == 0 || c.n_cand == 0) {
       // A candidate that fails where the baseline ran is the worst regression
       // of all; a baseline that failed leaves nothing to compare against.
@@ -93,13 +170,14 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
         if (side.failed == 0) return fmt::format("every {} value is NaN or infinite ({} trials)", who, side.non_finite);
         return fmt::format("every {} trial failed ({})", who, side.failed + side.non_finite);
       };
-      bool cand_broke = c.n_cand == 0 && (it.cand.failed > 0 || it.cand.non_finite > 0);
+      bool cand_broke = c.n_cand == 0 && cand_crashed;
       // What one side did measure is still worth showing.
       c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
       c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
       c.change_rel = c.change_low_rel = c.change_high_rel = std::nan("");
       c.verdict = cand_broke ? VerdictKind::Failed : VerdictKind::Missing;
       c.note = c.n_cand == 0 ? why(it.cand, "candidate") : why(it.base, "baseline");
+      if (cand_broke) c.failures = it.cand.failures;
       out.push_back(std::move(c));
       continue;
     }
@@ -109,11 +187,12 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     // outside its spread (MADs) and off by more than twice the change that
     // matters (so a tight baseline's ordinary scatter stays). The candidate
     // keeps all its trials, since its hiccups may be the regression.
+    std::vector<std::size_t> out_idx;
     std::vector<double> base_kept;
     if (policy.baseline_outlier_mads > 0 && c.n_base >= min_trials) {
       const double min_distance = 2 * c.threshold_rel * std::fabs(stats::median(it.base.values));
       constexpr double k_rare_fraction = 0.2;  // more than a fifth is a mode of the machine
-      auto out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, k_rare_fraction, min_distance);
+      out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, k_rare_fraction, min_distance);
       if (!out_idx.empty()) {
         base_kept.reserve(it.base.values.size() - out_idx.size());
         std::size_t next = 0;
@@ -125,6 +204,12 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
         c.n_base = static_cast<int>(base_kept.size());
       }
     }
+    std::vector<std::string> notes;
+    if (c.base_left_out > 0)
+      notes.push_back(fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
+                                  c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel));
+    if (it.base.non_finite + it.cand.non_finite > 0)
+      notes.push_back(fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite));
     const std::vector<double>& base = c.base_left_out > 0 ? base_kept : it.base.values;
     c.base_median = stats::median(base);
     c.cand_median = stats::median(it.cand.values);
@@ -132,18 +217,27 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     if (scale == 0) {
       // A relative change of a zero baseline is undefined; use the spread instead.
       scale = std::max({std::fabs(c.cand_median), pooled_sd(base, it.cand.values), 1e-300});
-      c.note = "baseline median is 0: change relative to the candidate scale";
+      notes.insert(notes.begin(), "baseline median is 0: change relative to the candidate scale");
     }
     if (c.n_base < 2 || c.n_cand < 2 || c.n_base < min_trials || c.n_cand < min_trials) {
       c.change_rel = (c.cand_median - c.base_median) / scale;
       c.change_low_rel = c.change_high_rel = c.change_rel;
-      c.verdict = VerdictKind::Inconclusive;
-      // Candidate trials help only if the baseline is big enough to test against.
       bool base_short = c.n_base < std::max(2, min_trials);
-      c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
-      c.note = fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test", c.n_base,
-                           c.n_cand, std::max(2, min_trials));
-      if (c.n_base < min_trials) c.note += " (the baseline is short too: pool more runs)";
+      if (cand_crashed && c.n_cand < std::max(2, min_trials)) {
+        // Too few candidate trials survived to test: the crashes are the finding.
+        c.verdict = VerdictKind::Failed;
+        c.failures = it.cand.failures;
+        notes.insert(notes.begin(), fmt::format("only {} candidate trial(s) gave a value; {} failed", c.n_cand, c.failed_cand));
+      } else {
+        c.verdict = VerdictKind::Inconclusive;
+        // Candidate trials help only if the baseline is big enough to test against.
+        c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
+        notes.insert(notes.begin(), fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test",
+                                                c.n_base, c.n_cand, std::max(2, min_trials)) +
+                                        (c.n_base < min_trials ? " (the baseline is short too: pool more runs)" : ""));
+      }
+      c.underpowered = true;
+      c.note = util::join(notes, "; ");
       out.push_back(std::move(c));
       continue;
     }
@@ -151,47 +245,209 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     auto hl = stats::hodges_lehmann(base, it.cand.values, policy.confidence);
     c.tested = true;
     c.u = mw.u;
-    c.p_value = mw.p_value;
+    c.p_trials = c.p_value = mw.p_value;
     c.exact = mw.exact;
     c.change_rel = hl.shift / scale;
     c.change_low_rel = hl.low / scale;
     c.change_high_rel = hl.high / scale;
     c.interval_coverage = hl.coverage;
-    sd_rel[i] = pooled_sd(base, it.cand.values) / scale;
+    Tested t;
+    t.index = out.size();
+    t.sd_rel = pooled_sd(base, it.cand.values) / scale;
+    t.hl_low = c.change_low_rel;
+    t.hl_high = c.change_high_rel;
+    for (double v : base) t.base_rel.push_back(v / scale);
+    for (double v : it.cand.values) t.cand_rel.push_back(v / scale);
+    t.base_runs_rel = scaled(runs_kept(it.base, out_idx), scale);
+    t.history_rel = scaled(it.history, scale);
+    std::vector<std::vector<double>> spread_runs = t.base_runs_rel;
+    spread_runs.insert(spread_runs.end(), t.history_rel.begin(), t.history_rel.end());
+    t.spread = stats::run_spread(spread_runs, t.cand_rel);
     if (policy.bootstrap_resamples > 0) {
       // Each comparison gets its own stream, derived from the seed and its position.
-      auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence,
-                                             policy.bootstrap_resamples, policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * i);
+      auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence, policy.bootstrap_resamples,
+                                             policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * t.index);
       c.ratio = r.ratio;
       c.ratio_low = r.low;
       c.ratio_high = r.high;
     }
-    if (it.base.non_finite + it.cand.non_finite > 0)
-      c.note = fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite);
-    if (c.base_left_out > 0) {
-      if (!c.note.empty()) c.note += "; ";
-      c.note += fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
-                            c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel);
-    }
+    c.note = util::join(notes, "; ");
     out.push_back(std::move(c));
+    tested.push_back(std::move(t));
   }
 
-  // One family: every tested comparison of this gate.
-  std::vector<double> p;
-  std::vector<std::size_t> tested;
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].tested) {
-      p.push_back(out[i].p_value);
-      tested.push_back(i);
-    }
-  auto adjusted = policy.correction == model::Correction::Holm ? stats::holm(p) : stats::benjamini_hochberg(p);
-  // Level at which one more significant result would likely be declared (BH's smallest step).
-  double alpha_decide = policy.fdr / std::max<double>(1, static_cast<double>(tested.size()));
+  // Pass 2: the run-to-run spread of each comparison, moderated towards the
+  // others of the same metric (or of the whole gate when the metric has too
+  // few), then the run-level test.
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_metric;
+  std::vector<double> all_var, all_df;
+  for (const auto& t : tested) {
+    if (!(t.spread.between_df > 0)) continue;
+    auto& [v, d] = by_metric[out[t.index].metric.name];
+    v.push_back(t.spread.between_var);
+    d.push_back(t.spread.between_df);
+    all_var.push_back(t.spread.between_var);
+    all_df.push_back(t.spread.between_df);
+  }
+  const stats::VariancePrior gate_prior = stats::squeeze_prior(all_var, all_df);
+  std::map<std::string, stats::VariancePrior> priors;
+  for (const auto& [name, vd] : by_metric) {
+    auto p = stats::squeeze_prior(vd.first, vd.second);
+    priors[name] = p.df > 0 ? p : gate_prior;
+  }
+  std::vector<stats::TwoLevel> levels(tested.size());
   for (std::size_t k = 0; k < tested.size(); ++k) {
-    auto& c = out[tested[k]];
-    c.p_adjusted = adjusted[k];
+    auto& t = tested[k];
+    auto& c = out[t.index];
+    auto pit = priors.find(c.metric.name);
+    const stats::VariancePrior prior = pit != priors.end() ? pit->second : gate_prior;
+    levels[k] = stats::two_level_test(t.base_runs_rel, t.cand_rel, t.spread, prior, policy.confidence);
+    const auto& tl = levels[k];
+    c.run_spread_known = tl.spread_known;
+    if (!policy.two_level) {
+      levels[k].spread_known = false;
+      c.run_spread_known = false;
+    } else if (tl.spread_known) {
+      c.p_runs = tl.p_two_sided;
+      c.run_sd_rel = std::sqrt(tl.tau2);
+      // Both levels must reject (an intersection-union test, Berger 1982):
+      // the change stands out against the trials and against the runs.
+      c.p_value = std::max(c.p_trials, c.p_runs);
+      c.change_low_rel = std::min(c.change_low_rel, tl.low);
+      c.change_high_rel = std::max(c.change_high_rel, tl.high);
+    } else {
+      std::string why = c.base_runs <= 1 ? "one baseline run and no history of this configuration"
+                                         : "the baseline runs gave no spread";
+      c.note += (c.note.empty() ? "" : "; ") + fmt::format("run-to-run spread unknown ({}): judged on trial noise only", why);
+    }
+  }
+
+  // Pass 3: failed trials, per configuration, wherever either side had some.
+  std::vector<std::size_t> failure_rows;
+  {
+    std::map<std::string, bool> seen;
+    for (const auto& it : items) {
+      if (!it.base.present || !it.cand.present) continue;
+      if (it.base.failed + it.cand.failed == 0) continue;
+      if (!seen.emplace(config_key(it.workload, it.params_json), true).second) continue;
+      Comparison c;
+      c.workload = it.workload;
+      c.params_json = it.params_json;
+      c.label = it.label;
+      c.metric.name = std::string(model::k_trials_failed_metric);
+      c.metric.unit = "trials";
+      c.metric.better = Better::Lower;
+      c.n_base = it.base.failed + it.base.ok;
+      c.n_cand = it.cand.failed + it.cand.ok;
+      c.failed_base = it.base.failed;
+      c.failed_cand = it.cand.failed;
+      c.base_median = c.n_base > 0 ? static_cast<double>(it.base.failed) / c.n_base : 0;
+      c.cand_median = c.n_cand > 0 ? static_cast<double>(it.cand.failed) / c.n_cand : 0;
+      c.change_rel = c.change_low_rel = c.change_high_rel = c.cand_median - c.base_median;
+      c.failures = it.cand.failures;
+      // Fisher's exact test that the candidate's failed fraction is higher.
+      auto f = stats::fisher_exact(it.cand.failed, it.cand.ok, it.base.failed, it.base.ok);
+      c.tested = true;
+      c.p_value = c.p_trials = f.p_greater;
+      c.detectable_rel = std::nan("");
+      failure_rows.push_back(out.size());
+      out.push_back(std::move(c));
+    }
+  }
+
+  // Pass 4: joint tests, one per metric across its configurations.
+  {
+    std::map<std::string, std::vector<std::size_t>> groups;  // metric -> positions in `tested`
+    std::vector<std::string> order;
+    for (std::size_t k = 0; k < tested.size(); ++k) {
+      const auto& c = out[tested[k].index];
+      if (c.metric.better == Better::None) continue;
+      auto [pos, fresh] = groups.try_emplace(c.metric.name);
+      if (fresh) order.push_back(c.metric.name);
+      pos->second.push_back(k);
+    }
+    for (const auto& name : order) {
+      const auto& members = groups[name];
+      if (members.size() < 2) continue;
+      model::JointTest j;
+      j.metric = name;
+      j.better = out[tested[members[0]].index].metric.better;
+      j.configs = static_cast<int>(members.size());
+      std::vector<stats::StratumSamples> strata;
+      std::vector<double> zs, changes, thresholds;
+      for (std::size_t k : members) {
+        const auto& c = out[tested[k].index];
+        strata.push_back({tested[k].base_rel, tested[k].cand_rel});
+        changes.push_back(c.change_rel);
+        thresholds.push_back(c.threshold_rel);
+        if (bad_change(c) > c.threshold_rel) ++j.moved_bad;
+        if (-bad_change(c) > c.threshold_rel) ++j.moved_good;
+        const auto& tl = levels[k];
+        // The run-level t as a standard normal deviate of the same tail.
+        if (tl.spread_known) zs.push_back(stats::normal_deviate(tl.p_two_sided, tl.t));
+      }
+      auto ve = stats::van_elteren(strata);
+      j.p_van_elteren = ve.p_two_sided;
+      j.p_value = ve.p_two_sided;
+      if (zs.size() == members.size()) {
+        auto st = stats::stouffer(zs);
+        j.p_stouffer = st.p_two_sided;
+        j.p_value = std::max(j.p_value, st.p_two_sided);
+      }
+      j.change_median_rel = stats::median(changes);
+      j.threshold_rel = stats::median(thresholds);
+      ev.joint.push_back(std::move(j));
+    }
+  }
+
+  // One family: every test of this gate.
+  std::vector<bool> is_failure_test(out.size(), false);
+  for (std::size_t r : failure_rows) is_failure_test[r] = true;
+  std::vector<FamilyMember> family;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].tested)
+      family.push_back({is_failure_test[i] ? FamilyMember::Kind::Failures : FamilyMember::Kind::Comparison, i,
+                        out[i].p_value});
+  for (std::size_t j = 0; j < ev.joint.size(); ++j) family.push_back({FamilyMember::Kind::Joint, j, ev.joint[j].p_value});
+  std::vector<double> p;
+  p.reserve(family.size());
+  for (const auto& m : family) p.push_back(m.p);
+  auto adjusted = policy.correction == model::Correction::Holm ? stats::holm(p) : stats::benjamini_hochberg(p);
+  ev.family = static_cast<int>(family.size());
+  // Level at which one more significant result would likely be declared
+  // (BH's smallest step, Holm's first): what a lone regression must reach.
+  ev.alpha_lone = policy.fdr / std::max(1, ev.family);
+  const double alpha_decide = ev.alpha_lone;
+
+  // Verdicts of the comparisons and failure tests.
+  for (std::size_t f = 0; f < family.size(); ++f) {
+    const auto& m = family[f];
+    if (m.kind == FamilyMember::Kind::Joint) {
+      ev.joint[m.index].p_adjusted = adjusted[f];
+      continue;
+    }
+    auto& c = out[m.index];
+    c.p_adjusted = adjusted[f];
     bool significant = c.p_adjusted <= policy.fdr;
-    double bad = c.metric.better == Better::Higher ? -c.change_rel : c.change_rel;
+    if (m.kind == FamilyMember::Kind::Failures) {
+      const std::string counts = fmt::format("{} of {} candidate trials failed, {} of {} in the baseline", c.failed_cand,
+                                             c.n_cand, c.failed_base, c.n_base);
+      if (c.failed_cand > 0 && significant) {
+        c.verdict = VerdictKind::Failed;
+        c.note = fmt::format("{}: more than chance (Fisher's exact test, p = {:.2g})", counts, c.p_trials);
+      } else if (c.failed_cand > 0 && c.failed_base == 0 && policy.failures == model::FailurePolicy::Strict) {
+        c.verdict = VerdictKind::Failed;
+        c.note = counts + " (failures: strict fails any failure where the baseline had none)";
+      } else if (c.cand_median > c.base_median) {
+        c.verdict = VerdictKind::Inconclusive;
+        c.note = fmt::format("{}: not more than chance yet (Fisher's exact test, p = {:.2g})", counts, c.p_trials);
+      } else {
+        c.verdict = VerdictKind::Unchanged;
+        c.note = counts;
+      }
+      continue;
+    }
+    double bad = bad_change(c);
     double thr = c.threshold_rel;
     if (c.metric.better != Better::None && significant && bad > thr) {
       c.verdict = VerdictKind::Regression;
@@ -202,51 +458,129 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
     } else {
       c.verdict = VerdictKind::Inconclusive;
       if (c.metric.better == Better::None && significant && std::fabs(c.change_rel) > thr)
-        c.note = "changed, but the metric has no better direction";
-      int need = candidate_trials_needed(c, sd_rel[tested[k]], alpha_decide, policy);
+        c.note += std::string(c.note.empty() ? "" : "; ") + "changed, but the metric has no better direction";
+    }
+  }
+  // Resolution: the smallest change each tested comparison would have flagged.
+  for (std::size_t k = 0; k < tested.size(); ++k) {
+    auto& c = out[tested[k].index];
+    const double p_min = stats::mann_whitney_min_p(static_cast<std::size_t>(c.n_base), static_cast<std::size_t>(c.n_cand));
+    const double df_trials = static_cast<double>(c.n_base + c.n_cand - 2);
+    // The rank test's efficiency against the t test is 3/pi under normal noise.
+    const double se_trials = tested[k].sd_rel * std::sqrt(1.0 / c.n_base + 1.0 / c.n_cand) * std::sqrt(std::numbers::pi / 3);
+    double mdc = stats::detectable_shift(se_trials, df_trials, ev.alpha_lone, policy.power);
+    if (levels[k].spread_known && std::isfinite(levels[k].se))
+      mdc = std::max(mdc, stats::detectable_shift(levels[k].se, levels[k].df, ev.alpha_lone, policy.power));
+    c.underpowered = p_min > ev.alpha_lone;
+    c.detectable_rel = c.underpowered ? std::numeric_limits<double>::infinity() : std::max(c.threshold_rel, mdc);
+    c.trials_for_resolution = c.underpowered ? trials_to_reach(c.n_base, ev.alpha_lone, 1000) : 0;
+    if (c.verdict == VerdictKind::Inconclusive) {
+      int need = candidate_trials_needed(c, tested[k].sd_rel, alpha_decide, policy);
       c.extra_trials = need < 0 ? -1 : std::max(1, need - c.n_cand);
     }
   }
-  return out;
+  // Comparisons too small to test at all: the candidate trials that would
+  // let them, when the baseline is big enough to test against.
+  for (std::size_t i = 0; i < items.size() && i < out.size(); ++i) {
+    auto& c = out[i];
+    if (c.tested || !c.underpowered) continue;
+    const auto& it = items[i];
+    const int min_trials = std::max(2, it.rule && it.rule->min_trials ? *it.rule->min_trials : policy.min_trials);
+    if (c.n_base < min_trials) {
+      c.trials_for_resolution = -1;
+      continue;
+    }
+    int n = trials_to_reach(c.n_base, ev.alpha_lone, 1000);
+    c.trials_for_resolution = n < 0 ? -1 : std::max(n, min_trials);
+  }
+  // Joint verdicts, and the comparisons they decide.
+  for (std::size_t j = 0; j < ev.joint.size(); ++j) {
+    auto& jt = ev.joint[j];
+    const bool significant = jt.p_adjusted <= policy.fdr;
+    const double bad = jt.better == Better::Higher ? -jt.change_median_rel : jt.change_median_rel;
+    if (significant && bad > jt.threshold_rel) jt.verdict = VerdictKind::Regression;
+    else if (significant && -bad > jt.threshold_rel) jt.verdict = VerdictKind::Improvement;
+    else jt.verdict = VerdictKind::Inconclusive;
+    if (jt.verdict == VerdictKind::Inconclusive) {
+      bool all_unchanged = true;
+      for (const auto& t : tested)
+        if (out[t.index].metric.name == jt.metric && out[t.index].verdict != VerdictKind::Unchanged) all_unchanged = false;
+      if (all_unchanged) jt.verdict = VerdictKind::Unchanged;
+      continue;
+    }
+    const bool regress = jt.verdict == VerdictKind::Regression;
+    for (const auto& t : tested) {
+      auto& c = out[t.index];
+      if (c.metric.name != jt.metric || c.verdict != VerdictKind::Inconclusive) continue;
+      const double b = bad_change(c);
+      if (regress ? b > c.threshold_rel : -b > c.threshold_rel) {
+        c.verdict = jt.verdict;
+        c.joint = true;
+        c.extra_trials = 0;
+        c.note += (c.note.empty() ? "" : "; ") +
+                  fmt::format("decided with the other configurations: {} of {} moved {} beyond their thresholds, median {} "
+                              "(joint test p = {:.2g} adjusted)",
+                              regress ? jt.moved_bad : jt.moved_good, jt.configs, regress ? "the bad way" : "the good way",
+                              percent(jt.change_median_rel), jt.p_adjusted);
+      }
+    }
+  }
+  return ev;
+}
+
+std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model::GatePolicy& policy) {
+  return evaluate_gate(items, policy).comparisons;
 }
 
 std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<RunSummary>& base,
-                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics) {
+                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics,
+                                    const std::vector<RunSummary>& history) {
   struct Side {
     bool present = false;
-    int failed = 0;
-    std::map<std::string, std::vector<double>> values;
+    int failed = 0, ok = 0;
+    std::vector<std::string> failures;
+    // metric -> values per run (one entry per run of this side)
+    std::map<std::string, std::vector<std::vector<double>>> runs;
     std::map<std::string, int> non_finite;
   };
   struct Entry {
     std::string workload, params_json, label;
-    Side base, cand;
+    Side base, cand, history;
     std::map<std::string, model::MetricInfo> infos;
     std::vector<std::string> metric_order;
   };
   std::vector<Entry> entries;
   std::map<std::string, std::size_t> index;
-  auto add = [&](const RunSummary& rs, bool is_cand) {
+  enum class Role { Cand, Base, History };
+  auto add = [&](const RunSummary& rs, Role role) {
     for (const auto& cs : rs.configs) {
       auto key = config_key(cs.workload, cs.params_json);
-      auto [pos, fresh] = index.try_emplace(key, entries.size());
-      if (fresh) entries.push_back(Entry{cs.workload, cs.params_json, cs.label, {}, {}, {}, {}});
-      Entry& e = entries[pos->second];
-      Side& side = is_cand ? e.cand : e.base;
+      auto found = index.find(key);
+      if (found == index.end()) {
+        // History only widens the spread of configurations the gate compares.
+        if (role == Role::History) continue;
+        found = index.emplace(key, entries.size()).first;
+        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, {}, {}, {}, {}, {}});
+      }
+      Entry& e = entries[found->second];
+      Side& side = role == Role::Cand ? e.cand : role == Role::Base ? e.base : e.history;
       side.present = true;
       side.failed += cs.trials_failed;
+      side.ok += cs.trials_ok;
+      if (role == Role::Cand) side.failures.insert(side.failures.end(), cs.failures.begin(), cs.failures.end());
       for (const auto& row : cs.metrics) {
-        if (e.infos.emplace(row.info.name, row.info).second) e.metric_order.push_back(row.info.name);
-        auto& vals = side.values[row.info.name];
+        if (role != Role::History && e.infos.emplace(row.info.name, row.info).second) e.metric_order.push_back(row.info.name);
+        auto& run = side.runs[row.info.name].emplace_back();
         for (const auto& t : row.trials) {
-          if (std::isfinite(t.value)) vals.push_back(t.value);
+          if (std::isfinite(t.value)) run.push_back(t.value);
           else ++side.non_finite[row.info.name];
         }
       }
     }
   };
-  add(cand, true);
-  for (const auto& b : base) add(b, false);
+  add(cand, Role::Cand);
+  for (const auto& b : base) add(b, Role::Base);
+  for (const auto& h : history) add(h, Role::History);
 
   std::vector<GateItem> items;
   for (const auto& e : entries) {
@@ -266,11 +600,19 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
       auto fill = [&](const Side& s, SideValues& out) {
         out.present = s.present;
         out.failed = s.failed;
-        if (auto v = s.values.find(name); v != s.values.end()) out.values = v->second;
+        out.ok = s.ok;
+        out.failures = s.failures;
+        if (auto v = s.runs.find(name); v != s.runs.end()) {
+          out.runs = v->second;
+          for (const auto& r : out.runs) out.values.insert(out.values.end(), r.begin(), r.end());
+        }
         if (auto n = s.non_finite.find(name); n != s.non_finite.end()) out.non_finite = n->second;
       };
       fill(e.base, it.base);
       fill(e.cand, it.cand);
+      if (auto h = e.history.runs.find(name); h != e.history.runs.end())
+        for (const auto& r : h->second)
+          if (!r.empty()) it.history.push_back(r);
       items.push_back(std::move(it));
     }
   }
@@ -305,13 +647,18 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     // may be anything). A possible improvement can wait for tomorrow.
     double bad_edge = c.metric.better == Better::Higher ? -c.change_low_rel : c.change_high_rel;
     bool may_regress = !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
-    if (!suspicious && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
+    // A comparison that cannot reach the level a lone regression needs gets
+    // the trials that let it, whatever it shows now.
+    bool needs_resolution = c.underpowered && c.trials_for_resolution > 0 && c.verdict != VerdictKind::Regression &&
+                            c.verdict != VerdictKind::Failed && c.verdict != VerdictKind::Missing;
+    if (!suspicious && !needs_resolution && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
     // Untested for want of baseline trials: no candidate trial can change that.
-    if (!c.tested && c.extra_trials < 0) continue;
+    if (!c.tested && c.extra_trials < 0 && !needs_resolution) continue;
     // Trials already spent on this configuration, failed ones included.
     int room = opt.max_trials - (c.n_cand + c.failed_cand);
     if (room <= 0) continue;
     int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;
+    if (needs_resolution) want = std::max(want, c.trials_for_resolution - c.n_cand);
     int count = std::clamp(want, 1, std::min(room, opt.max_batch));
     auto key = config_key(c.workload, c.params_json);
     auto [pos, fresh] = index.try_emplace(key, out.size());
@@ -353,7 +700,7 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
         final_policy.fdr = 0.9 * policy.fdr;
       }
     }
-    auto cs = evaluate(items, interim);
+    auto cs = evaluate_gate(items, interim).comparisons;
     auto req = adaptive_requests(cs, interim, opt);
     if (req.empty() || round >= opt.max_trials) break;
     if (auto st = source.add_trials(req); !st) return st.error();
@@ -363,7 +710,11 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
       added[config_key(r.workload, r.params_json)] += r.count;
     }
   }
-  g.comparisons = evaluate(items, final_policy);
+  auto final_eval = evaluate_gate(items, final_policy);
+  g.comparisons = std::move(final_eval.comparisons);
+  g.joint = std::move(final_eval.joint);
+  g.family = final_eval.family;
+  g.alpha_lone = final_eval.alpha_lone;
   for (auto& c : g.comparisons)
     if (auto a = added.find(config_key(c.workload, c.params_json)); a != added.end()) c.added_trials = a->second;
   return g;
@@ -375,6 +726,36 @@ void sort_by_severity(std::vector<Comparison>& cs) {
     if (ra != rb) return ra < rb;
     return std::fabs(a.change_rel) > std::fabs(b.change_rel);
   });
+}
+
+double host_probe_median(const RunSummary& rs) {
+  std::vector<double> v;
+  for (const auto& c : rs.configs)
+    if (const auto* row = c.find("host.probe_ms"))
+      for (const auto& t : row->trials)
+        if (std::isfinite(t.value)) v.push_back(t.value);
+  return v.empty() ? std::nan("") : stats::median(v);
+}
+
+std::string host_probe_note(double cand_ms, double base_ms, bool flagged) {
+  if (!std::isfinite(cand_ms) || !std::isfinite(base_ms) || !(base_ms > 0)) return "";
+  const double change = cand_ms / base_ms - 1;
+  // The probe's own run-to-run noise is a few percent; beyond 5 % the machine moved.
+  constexpr double k_moved = 0.05;
+  if (std::fabs(change) >= k_moved)
+    return fmt::format("the host probe was {:.0f} % {} in the candidate run ({:.2f} vs {:.2f} ms){}", 100 * std::fabs(change),
+                       change > 0 ? "slower" : "faster", cand_ms, base_ms,
+                       flagged ? ": the machine moved too, so part or all of the change may be the host's" : "");
+  return flagged ? fmt::format("the host probe did not move ({:+.1f} %, {:.2f} vs {:.2f} ms): the machine ran as in the baseline",
+                               100 * change, cand_ms, base_ms)
+                 : "";
+}
+
+int count_underpowered(const std::vector<Comparison>& cs) {
+  return static_cast<int>(std::count_if(cs.begin(), cs.end(), [](const Comparison& c) {
+    return c.underpowered && c.verdict != VerdictKind::Regression && c.verdict != VerdictKind::Failed &&
+           c.verdict != VerdictKind::Missing && c.verdict != VerdictKind::Improvement;
+  }));
 }
 
 }  // namespace perfgate::analysis

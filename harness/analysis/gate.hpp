@@ -17,9 +17,14 @@ namespace perfgate::analysis {
 // The trial values of one side of one comparison.
 struct SideValues {
   bool present = false;          // the configuration ran on this side at all
-  std::vector<double> values;    // finite per-trial values of the metric
+  std::vector<double> values;    // finite per-trial values of the metric, run after run
+  // The same values per run (the baseline's runs; the candidate is one run).
+  // When empty, `values` counts as one run.
+  std::vector<std::vector<double>> runs;
   int failed = 0;                // trials of the configuration that failed
+  int ok = 0;                    // trials of the configuration that succeeded
   int non_finite = 0;            // trials whose value was NaN or infinite
+  std::vector<std::string> failures;  // why each failed trial failed (exit code, signal, first error line)
 };
 
 struct GateItem {
@@ -27,17 +32,32 @@ struct GateItem {
   model::MetricInfo metric;
   const model::MetricRule* rule = nullptr;  // the policy rule, nullptr when compared ad hoc
   SideValues base, cand;
+  // Older runs of the configuration, read for the run-to-run spread only.
+  std::vector<std::vector<double>> history;
 };
 
-// Every comparison of the items, with adjusted p-values and verdicts. The
-// multiple-comparison correction runs over every tested item together.
+// What a gate concluded: every comparison (one per configuration and metric,
+// plus one per configuration whose trials failed), the joint tests, and the
+// size of the multiple-comparison family that set the level.
+struct Evaluation {
+  std::vector<model::Comparison> comparisons;
+  std::vector<model::JointTest> joint;
+  int family = 0;           // tests under the false-discovery control
+  double alpha_lone = 0;    // the raw p a lone discovery needs in this family
+};
+
+// The multiple-comparison correction runs over every test together:
+// comparisons, failed-trial tests and joint tests.
+Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePolicy& policy);
+// The comparisons of evaluate_gate.
 std::vector<model::Comparison> evaluate(const std::vector<GateItem>& items, const model::GatePolicy& policy);
 
-// Items from run summaries: the candidate against the pooled trials of the
-// baseline runs, for each metric the policy gates (or `metrics` when given:
-// those, gated or not).
+// Items from run summaries: the candidate against the trials of the baseline
+// runs, for each metric the policy gates (or `metrics` when given: those,
+// gated or not). `history` runs add their values for the run-to-run spread.
 std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<RunSummary>& base,
-                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics = {});
+                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics = {},
+                                    const std::vector<RunSummary>& history = {});
 
 struct VerdictCounts {
   int regression = 0, improvement = 0, unchanged = 0, inconclusive = 0, missing = 0, failed = 0;
@@ -70,6 +90,9 @@ class TrialSource {
 
 struct GateOutcome {
   std::vector<model::Comparison> comparisons;
+  std::vector<model::JointTest> joint;
+  int family = 0;
+  double alpha_lone = 0;
   int rounds = 0;            // adaptive rounds run
   int looks = 1;             // most evaluations the adaptive mode could make (see adaptive_gate)
   int trials_added = 0;      // candidate trials the adaptive mode launched
@@ -82,11 +105,23 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
 // trials reaches max_trials.
 int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& opt);
 
-// The comparisons the adaptive mode would re-run, and how many trials each configuration gets next.
+// The comparisons the adaptive mode would re-run, and how many trials each
+// configuration gets next: undecided ones that may hide a regression, and
+// underpowered ones (up to the trials their test needs to reach the level).
 std::vector<TrialRequest> adaptive_requests(const std::vector<model::Comparison>& cs, const model::GatePolicy& policy,
                                             const AdaptiveOptions& opt);
 
 // Sorted most severe first, then by |change|.
 void sort_by_severity(std::vector<model::Comparison>& cs);
+
+// The host probe's median over a run's trials (each trial's mean reading of
+// host.probe_ms); NaN when the run did not probe.
+double host_probe_median(const RunSummary& rs);
+// What the probe says next to a gate's verdicts: "" when either run did not
+// probe, else one sentence (slower, faster, or steady, with both medians).
+std::string host_probe_note(double cand_ms, double base_ms, bool flagged);
+
+// Comparisons that could not have flagged a lone regression (and did not flag one).
+int count_underpowered(const std::vector<model::Comparison>& cs);
 
 }  // namespace perfgate::analysis

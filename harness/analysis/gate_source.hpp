@@ -19,7 +19,7 @@ class StoreTrialSource final : public TrialSource {
   // `launcher` may be null when no trials will be added.
   StoreTrialSource(store::Store& st, long long candidate_run, std::vector<RunSummary> baseline,
                    const model::GatePolicy& policy, std::vector<std::string> metrics, exec::Launcher* launcher,
-                   runner::RunOptions run_options);
+                   runner::RunOptions run_options, std::vector<RunSummary> history = {});
 
   Expected<std::vector<GateItem>> items() override;
   Status add_trials(const std::vector<TrialRequest>& requests) override;
@@ -28,6 +28,7 @@ class StoreTrialSource final : public TrialSource {
   store::Store& m_store;
   long long m_run;
   std::vector<RunSummary> m_baseline;
+  std::vector<RunSummary> m_history;
   const model::GatePolicy& m_policy;
   std::vector<std::string> m_metrics;
   exec::Launcher* m_launcher;

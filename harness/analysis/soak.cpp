@@ -227,6 +227,44 @@ MetricTrend analyse_series(const std::string& metric, const std::string& unit, c
   return a.finish(findings);
 }
 
+void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
+  const MetricTrend* probe = nullptr;
+  for (const auto& m : trial.metrics)
+    if (m.metric == k_host_probe_metric) probe = &m;
+  // Slower means a larger value for times, a smaller one for rates.
+  auto slower_sign = [](const std::string& metric) { return is_time_metric(metric) ? 1.0 : -1.0; };
+  // Two steps are one event when they are this close: two windows, or a
+  // twentieth of the trial.
+  const double near_s = std::max(2 * opt.window_s, 0.05 * trial.wall_s);
+  std::vector<Finding> kept;
+  for (auto& f : trial.findings) {
+    std::string why;
+    if (f.metric == k_host_probe_metric) {
+      why = "the host probe's own series";
+    } else if (probe && f.kind == "staircase" && !f.evidence.empty()) {
+      const double t = f.evidence.front().t_s;
+      const double workload_slower = f.value * slower_sign(f.metric);
+      for (const auto& ps : probe->steps)
+        if (std::fabs(ps.t_s - t) <= near_s && ps.change_pct * workload_slower > 0) {
+          why = fmt::format("the host probe stepped {:+.1f} % at {} too", ps.change_pct, util::format_hms(ps.t_s));
+          break;
+        }
+    } else if (probe && f.kind == "drift") {
+      const double workload_slower = f.value * slower_sign(f.metric);
+      if (probe->trend_p < opt.significance && probe->drift_pct_per_h * workload_slower > 0 &&
+          std::fabs(probe->drift_pct_per_h) > opt.drift_pct_per_h)
+        why = fmt::format("the host probe drifted {:+.2f} %/h too", probe->drift_pct_per_h);
+    }
+    if (why.empty()) {
+      kept.push_back(std::move(f));
+    } else {
+      f.summary += " [host event: " + why + "]";
+      trial.host_events.push_back(std::move(f));
+    }
+  }
+  trial.findings = std::move(kept);
+}
+
 Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const SoakAnalysisOptions& opt) {
   auto data = st.load_run(run_id);
   if (!data) return data.error();
@@ -277,6 +315,7 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       if (auto at = tr.error.find("arrived at "); at != std::string::npos) last = std::atof(tr.error.c_str() + at + 11);
       ts.findings.push_back({"hang", "", last, "s", tr.error.substr(0, tr.error.find(';')), {{last, last, "last step"}}});
     }
+    separate_host_events(ts, opt);
     rep.trials.push_back(std::move(ts));
   }
   return rep;

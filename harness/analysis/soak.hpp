@@ -76,8 +76,19 @@ struct TrialSoak {
   double wall_s = 0;
   long long steps = 0;
   std::vector<MetricTrend> metrics;
-  std::vector<Finding> findings;
+  std::vector<Finding> findings;     // what the workload did
+  // Findings the host probe explains: its own, and a workload's staircase or
+  // drift that coincides with a shift of the probe the same way (the machine
+  // slowed, not the code). Shown, never failed on.
+  std::vector<Finding> host_events;
 };
+
+// The name of the host probe's series (sampler `host`).
+inline constexpr std::string_view k_host_probe_metric = "host.probe_ms";
+
+// Moves the findings the host probe explains from `findings` to
+// `host_events`, each with the probe's evidence appended to its summary.
+void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt);
 
 struct SoakReport {
   store::RunRecord run;

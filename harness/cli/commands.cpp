@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <tuple>
 #include <unistd.h>
 
@@ -100,10 +101,18 @@ void run_options(CLI::App& sub, State& s) {
   sub.add_option("--artifacts", s.artifacts_dir, "where logs go (default: next to the database)");
   sub.add_flag("--dry-run", s.dry_run, "print the expanded plan in run order and exit");
   sub.add_flag("-q,--quiet", s.quiet, "no per-trial progress lines");
+  sub.add_option("--max-failures", s.max_failures,
+                 "exit 1 when more trials than this fail: a count (0) or a percentage of the run's trials (10%)");
 }
 
 // run and soak: load, expand, plan, then launch every trial into a new run.
 int launch_suite(State& s, const std::string& command, const runner::SoakOptions& soak) {
+  std::optional<util::FailureLimit> max_failures;
+  if (!s.max_failures.empty()) {
+    auto l = util::parse_failure_limit(s.max_failures);
+    if (!l) return fail(l.error());
+    max_failures = *l;
+  }
   suite::LoadOptions lo;
   lo.profiles = s.profiles;
   for (const auto& set : s.sets) {
@@ -171,6 +180,11 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
   if (outcome->trials_ok == 0) {
     std::cerr << fmt::format("perfgate: every trial of run {} failed\n", outcome->run_id);
     return static_cast<int>(ExitCode::HarnessError);
+  }
+  if (max_failures && max_failures->exceeded(outcome->trials_failed, outcome->trials_total)) {
+    std::cerr << fmt::format("perfgate: {} of {} trials of run {} failed, more than --max-failures {} allows\n",
+                             outcome->trials_failed, outcome->trials_total, outcome->run_id, s.max_failures);
+    return static_cast<int>(ExitCode::Regression);
   }
   if (outcome->trials_failed > 0)
     std::cerr << fmt::format("perfgate: warning: {} of {} trials failed (see above)\n", outcome->trials_failed,

@@ -43,6 +43,9 @@ struct State {
   std::string markdown_path, junit_path, json_path;
   bool adaptive = false;
   int max_trials = 20;
+  std::string underpowered;  // --underpowered: overrides the policy's
+  bool no_rerun = false;     // --no-rerun: never launch trials from a gate
+  std::string max_failures;  // run --max-failures N|P%
   bool strict = false;
   bool force = false;
   bool no_store = false;

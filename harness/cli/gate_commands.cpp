@@ -1,7 +1,10 @@
 // compare, gate and history: the commands that draw conclusions from runs.
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <fstream>
 #include <iostream>
@@ -59,16 +62,31 @@ struct Judged {
   int exit_code = 0;
 };
 
+// Whether more candidate trials can be run: the suite the candidate ran is
+// still where it was (an imported run has none to rerun).
+bool can_rerun(const store::RunRecord& run) {
+  std::error_code ec;
+  return !run.suite_path.empty() && std::filesystem::is_regular_file(run.suite_path, ec);
+}
+
 // What compare and gate share: candidate, baseline, comparisons, verdicts.
 Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand_sel, const std::string& command) {
   auto policy = policy_of(s);
   if (!policy) return policy.error();
+  if (!s.underpowered.empty()) {
+    if (s.underpowered == "adaptive") policy->underpowered = model::Underpowered::Adaptive;
+    else if (s.underpowered == "fail") policy->underpowered = model::Underpowered::Fail;
+    else if (s.underpowered == "warn") policy->underpowered = model::Underpowered::Warn;
+    else return Error::input(fmt::format("--underpowered '{}': use adaptive, fail or warn", s.underpowered));
+  }
   auto cand_id = st.resolve_run(cand_sel);
   if (!cand_id) return cand_id.error();
   auto cand = st.load_run(*cand_id);
   if (!cand) return cand.error();
   auto base = analysis::select_baseline(st, cand->run, s.base_selector, s.force);
   if (!base) return base.error();
+  auto history = analysis::select_history(st, cand->run, *base, policy->history_runs);
+  if (!history) return history.error();
 
   Judged j;
   auto& r = j.report;
@@ -79,36 +97,69 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   r.policy.bootstrap_resamples = s.bootstrap;
   r.policy.bootstrap_seed = static_cast<unsigned long long>(s.bootstrap_seed);
   r.warnings = base->warnings;
+  r.left_out_runs = base->left_out;
   if (cand->run.status != model::RunStatus::Completed)
     r.warnings.push_back(fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
-  std::vector<analysis::RunSummary> base_summaries;
+  std::vector<analysis::RunSummary> base_summaries, history_summaries;
+  std::vector<double> base_probe;
   for (const auto& b : base->runs) {
     r.baseline_runs.push_back(b.run);
     base_summaries.push_back(analysis::summarise_run(b));
+    if (double p = analysis::host_probe_median(base_summaries.back()); std::isfinite(p)) base_probe.push_back(p);
+  }
+  if (!base_probe.empty()) {
+    std::sort(base_probe.begin(), base_probe.end());
+    r.probe_base_ms = base_probe[base_probe.size() / 2];
+  }
+  for (const auto& h : *history) {
+    r.history_runs.push_back(h.run.id);
+    history_summaries.push_back(analysis::summarise_run(h));
   }
 
+  // More candidate trials: asked for (--adaptive), or what the policy does
+  // for comparisons that cannot reach its level, where the suite can rerun.
+  const bool rerunnable = can_rerun(cand->run);
+  const bool may_add = s.adaptive || (policy->underpowered == model::Underpowered::Adaptive && rerunnable && !s.no_rerun);
   std::unique_ptr<exec::ProcessLauncher> launcher;
   runner::RunOptions ro;
-  if (s.adaptive) {
+  if (may_add) {
     launcher = std::make_unique<exec::ProcessLauncher>();
     util::install_interrupt_handlers();
     ro.progress = &std::cerr;
     ro.probe_python = false;
   }
-  analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro);
-  if (s.adaptive) {
+  analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro,
+                                    std::move(history_summaries));
+  auto items = source.items();
+  if (!items) return items.error();
+  auto first = analysis::evaluate_gate(*items, r.policy);
+  auto decided = analysis::count_verdicts(first.comparisons);
+  const int underpowered_first = analysis::count_underpowered(first.comparisons);
+  // The policy's rerun is for resolution: a gate that already found a
+  // regression or failure has its answer.
+  const bool rerun_for_resolution =
+      !s.adaptive && may_add && underpowered_first > 0 && decided.regression == 0 && decided.failed == 0;
+  if (s.adaptive || rerun_for_resolution) {
+    if (rerun_for_resolution)
+      std::cerr << fmt::format("{} comparison(s) cannot reach the policy's level at their trial counts; running more "
+                               "candidate trials (underpowered: adaptive)\n",
+                               underpowered_first);
     analysis::AdaptiveOptions ao;
     ao.max_trials = s.max_trials;
     auto g = analysis::adaptive_gate(source, r.policy, ao);
     if (!g) return g.error();
     r.comparisons = std::move(g->comparisons);
+    r.joint = std::move(g->joint);
+    r.family = g->family;
+    r.alpha_lone = g->alpha_lone;
     r.adaptive = true;
     r.rounds = g->rounds;
     r.trials_added = g->trials_added;
   } else {
-    auto items = source.items();
-    if (!items) return items.error();
-    r.comparisons = analysis::evaluate(*items, r.policy);
+    r.comparisons = std::move(first.comparisons);
+    r.joint = std::move(first.joint);
+    r.family = first.family;
+    r.alpha_lone = first.alpha_lone;
   }
   if (r.comparisons.empty()) {
     std::set<std::string> names;
@@ -121,9 +172,38 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   }
   analysis::sort_by_severity(r.comparisons);
   r.counts = analysis::count_verdicts(r.comparisons);
-  r.outcome = report::gate_outcome(r.counts);
+  r.underpowered = analysis::count_underpowered(r.comparisons);
+  {
+    // The candidate as it stands now (an adaptive gate added trials).
+    auto now = st.load_run(cand->run.id);
+    if (!now) return now.error();
+    r.probe_cand_ms = analysis::host_probe_median(analysis::summarise_run(*now));
+    bool flagged = r.counts.regression + r.counts.improvement + r.counts.failed > 0;
+    if (auto note = analysis::host_probe_note(r.probe_cand_ms, r.probe_base_ms, flagged); !note.empty())
+      r.probe_notes.push_back(note);
+  }
+  // Once reruns were tried (or cannot be), what is still underpowered fails
+  // the gate under `adaptive` too: exit 0 must mean nothing could be missed.
+  model::Underpowered action = policy->underpowered;
+  if (action == model::Underpowered::Adaptive) action = model::Underpowered::Fail;
+  if (r.underpowered > 0) {
+    int most = 0;
+    for (const auto& c : r.comparisons)
+      if (c.underpowered) most = std::max(most, c.trials_for_resolution);
+    std::string why = policy->underpowered == model::Underpowered::Adaptive && !rerunnable
+                          ? fmt::format(" (its suite {} cannot be rerun)", cand->run.suite_path.empty() ? "-" : cand->run.suite_path)
+                          : "";
+    r.warnings.push_back(fmt::format(
+        "{} comparison(s) could not have flagged a lone regression: the smallest p their test can give at these trial "
+        "counts is above the {:.2g} the gate's {} tests need{}; {}",
+        r.underpowered, r.alpha_lone, r.family, why,
+        most > 0 ? fmt::format("up to {} candidate trials per configuration would (gate --adaptive --max-trials {})", most,
+                               std::max(most, s.max_trials))
+                 : "no number of candidate trials would: pool more baseline runs"));
+  }
+  r.outcome = report::gate_outcome(r.counts, r.underpowered, action);
   if (r.counts.failed > 0 && r.counts.failed == r.counts.total()) j.exit_code = static_cast<int>(ExitCode::HarnessError);
-  else if (r.outcome == "regression") j.exit_code = static_cast<int>(ExitCode::Regression);
+  else if (r.outcome == "regression" || r.outcome == "underpowered") j.exit_code = static_cast<int>(ExitCode::Regression);
   else if (r.outcome == "inconclusive" && s.strict) j.exit_code = static_cast<int>(ExitCode::Inconclusive);
   return j;
 }
@@ -164,6 +244,10 @@ int do_compare(State& s) {
   if (auto f = check_format(s.format); !f) return fail(f.error());
   auto st = open_existing_store(s);
   if (!st) return fail(st.error());
+  // compare looks at two runs as they are: it launches nothing, and a
+  // comparison too small to decide is said, not failed.
+  s.no_rerun = true;
+  if (s.underpowered.empty()) s.underpowered = "warn";
   auto j = judge(s, **st, s.run_selector, "compare");
   if (!j) return fail(j.error());
   j->report.dashboard_url = s.dashboard_url;
@@ -180,6 +264,9 @@ void setup_gate(CLI::App& sub, State& s) {
   sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
   sub.add_option("--json", s.json_path, "also write the JSON report here");
   sub.add_flag("--adaptive", s.adaptive, "run more candidate trials for inconclusive or suspicious comparisons first");
+  sub.add_option("--underpowered", s.underpowered,
+                 "what to do when a comparison cannot reach the policy's level: adaptive | fail | warn (default: the policy's)");
+  sub.add_flag("--no-rerun", s.no_rerun, "never launch trials (an underpowered gate then fails or warns)");
   sub.add_option("--max-trials", s.max_trials, "adaptive: most candidate trials per configuration")
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
@@ -291,7 +378,7 @@ void setup_checklist(CLI::App& sub, State& s) {
   sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
   sub.add_option("--json", s.json_path, "also write the JSON report here");
   sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
-  sub.add_flag("--strict", s.strict, "items that cannot be evaluated fail");
+  sub.add_flag("--strict", s.strict, "optional items that cannot be evaluated fail too");
   sub.add_flag("--force", s.force, "no_regression: compare across machine fingerprints");
 }
 
@@ -320,8 +407,7 @@ int do_checklist(State& s) {
   std::cout << (s.format == "json"       ? report::checklist_json(*res, s.strict)
                 : s.format == "markdown" ? report::checklist_markdown(*res, s.strict)
                                          : report::checklist_table(*res, s.strict));
-  bool failed = res->failed > 0 || (s.strict && res->not_evaluable > 0);
-  return failed ? static_cast<int>(ExitCode::Regression) : 0;
+  return analysis::checklist_failed(*res, s.strict) ? static_cast<int>(ExitCode::Regression) : 0;
 }
 
 }  // namespace perfgate::cli

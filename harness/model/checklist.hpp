@@ -42,6 +42,7 @@ struct ChecklistItem {
   std::optional<double> at_least, at_most;  // the limit(s)
   std::string baseline;                     // no_regression: baseline selector
   std::string policy;                       // no_regression: gate policy path
+  bool optional = false;                    // not evaluable is allowed (it never passes the checklist otherwise)
 };
 
 struct Checklist {

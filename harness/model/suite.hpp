@@ -86,6 +86,9 @@ struct Workload {
   MetricsSpec metrics;
   std::vector<SamplerSpec> samplers;  // watch the trial while it runs
   double sample_interval_s = 1;
+  // The host probe and sampler (sampler kind `host`): unset means on for
+  // soaks and off for runs.
+  std::optional<bool> host_probe;
   std::vector<Axis> matrix;           // in suite order
   std::vector<Params> include;        // extra configurations
   std::vector<Params> exclude;        // partial parameter sets to drop

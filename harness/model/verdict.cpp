@@ -43,6 +43,17 @@ std::string_view to_string(Correction c) {
   return c == Correction::Holm ? "holm" : "benjamini-hochberg";
 }
 
+std::string_view to_string(Underpowered u) {
+  switch (u) {
+    case Underpowered::Adaptive: return "adaptive";
+    case Underpowered::Fail: return "fail";
+    case Underpowered::Warn: return "warn";
+  }
+  return "adaptive";
+}
+
+std::string_view to_string(FailurePolicy f) { return f == FailurePolicy::Strict ? "strict" : "test"; }
+
 bool glob_match(std::string_view p, std::string_view s) {
   // Iterative matcher with one backtrack point: linear in practice, no recursion.
   std::size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;

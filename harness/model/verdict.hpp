@@ -22,6 +22,18 @@ int severity_rank(VerdictKind v);
 enum class Correction { BenjaminiHochberg, Holm };
 std::string_view to_string(Correction c);
 
+// What a gate does when some comparison cannot reach the policy's level at
+// its trial counts (the smallest p its test can give is above the level a
+// lone regression needs): run more candidate trials where the suite can be
+// run again, fail with the trials needed, or only warn.
+enum class Underpowered { Adaptive, Fail, Warn };
+std::string_view to_string(Underpowered u);
+// How candidate trial failures are judged: strict makes any failure where the
+// baseline had none a failed verdict; test needs Fisher's exact test to say
+// the failed fraction rose.
+enum class FailurePolicy { Strict, Test };
+std::string_view to_string(FailurePolicy f);
+
 // One rule of a gate policy. `pattern` is a metric name or a glob (`*_ms`).
 struct MetricRule {
   std::string pattern;
@@ -42,7 +54,16 @@ struct GatePolicy {
   // baseline's median are left out as hiccups of past runs, when they are
   // rare (at most a fifth of the baseline); 0 keeps all.
   double baseline_outlier_mads = 5;
-  double power = 0.8;                    // for the extra-trials estimate
+  double power = 0.8;                    // for the extra-trials estimate and the detectable change
+  Underpowered underpowered = Underpowered::Adaptive;
+  FailurePolicy failures = FailurePolicy::Strict;
+  // Older runs of the candidate's suite and machine read for the run-to-run
+  // spread only (not the baseline's level), up to this many runs in all
+  // with the baseline's; 0 reads none.
+  int history_runs = 10;
+  // Both levels of noise (trials and runs) must reject; false judges on the
+  // pooled trials alone, as perfgate did before (calibration compares both).
+  bool two_level = true;
   double confidence = 0.95;              // of the shift interval
   int bootstrap_resamples = 0;           // > 0: also a bootstrap interval of the median ratio
   unsigned long long bootstrap_seed = 1; // recorded in reports, so intervals reproduce
@@ -64,6 +85,9 @@ GatePolicy default_gate_policy();
 
 // Shell-style glob with * and ?.
 bool glob_match(std::string_view pattern, std::string_view text);
+
+// The name of the comparison of a configuration's failed trials.
+inline constexpr std::string_view k_trials_failed_metric = "trials_failed";
 
 // The outcome of one (configuration, metric) comparison, with every number.
 struct Comparison {
@@ -90,6 +114,39 @@ struct Comparison {
   int added_trials = 0;                  // adaptive mode: candidate trials it launched
   int base_left_out = 0;                 // baseline trials left out as hiccups (n_base counts the rest)
   std::string note;                      // why, when the numbers do not say it
+  // Two levels of noise (docs/statistics.md): the trial-level Mann-Whitney p
+  // and the run-level test of the candidate run against the baseline runs;
+  // p_value is the larger (both must reject).
+  double p_trials = 1;
+  double p_runs = std::nan("");          // NaN when the run-level test could not run
+  bool run_spread_known = false;         // the baseline's runs (or history) gave a run-to-run spread
+  double run_sd_rel = std::nan("");      // that spread, relative to the baseline median
+  int base_runs = 0;                     // baseline runs with values
+  int history_runs = 0;                  // older runs read for the spread only
+  // Resolution at the gate's size: the smallest change this comparison would
+  // have flagged as significant with the noise it saw (relative; infinite
+  // when its test cannot reach the level a lone regression needs), and the
+  // candidate trials in all that would let it.
+  double detectable_rel = std::nan("");
+  bool underpowered = false;
+  int trials_for_resolution = 0;         // -1: no number of candidate trials will do
+  bool joint = false;                    // decided by the joint test of its metric across configurations
+  std::vector<std::string> failures;     // failed candidate trials: exit code / signal / first error line
+};
+
+// A shift tested jointly across the configurations of one metric: van
+// Elteren's stratified rank test and Stouffer's combination of the run-level
+// tests (both must reject).
+struct JointTest {
+  std::string metric;
+  Better better = Better::None;
+  int configs = 0;
+  int moved_bad = 0, moved_good = 0;     // configurations beyond their thresholds each way
+  double change_median_rel = 0;          // median of the configurations' changes
+  double threshold_rel = 0;              // median of their thresholds
+  double p_van_elteren = 1, p_stouffer = std::nan("");
+  double p_value = 1, p_adjusted = 1;
+  VerdictKind verdict = VerdictKind::Inconclusive;
 };
 
 }  // namespace perfgate::model

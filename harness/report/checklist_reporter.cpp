@@ -15,10 +15,17 @@ using analysis::ItemStatus;
 namespace {
 
 std::string headline(const analysis::ChecklistResult& r, bool strict) {
-  bool fail = r.failed > 0 || (strict && r.not_evaluable > 0);
+  bool fail = analysis::checklist_failed(r, strict);
+  std::string unevaluated;
+  if (r.not_evaluable > 0) {
+    int optional = r.not_evaluable - r.required_not_evaluable;
+    unevaluated = r.required_not_evaluable > 0 ? " (every item not marked optional must be evaluated)"
+                  : strict                     ? " (--strict: optional ones too)"
+                                               : fmt::format(" ({} optional)", optional);
+  }
   return fmt::format("{}: {} passed, {} failed, {} not evaluable{} ({}{})", fail ? "FAIL" : "PASS", r.passed, r.failed,
-                     r.not_evaluable, strict && r.not_evaluable > 0 ? " (--strict: they fail)" : "",
-                     r.checklist.name.empty() ? "checklist" : r.checklist.name, r.checklist.path.empty() ? "" : ", " + r.checklist.path);
+                     r.not_evaluable, unevaluated, r.checklist.name.empty() ? "checklist" : r.checklist.name,
+                     r.checklist.path.empty() ? "" : ", " + r.checklist.path);
 }
 
 TextTable table(const analysis::ChecklistResult& r, bool markdown) {
@@ -44,14 +51,19 @@ std::string checklist_table(const analysis::ChecklistResult& r, bool strict) {
 }
 
 std::string checklist_markdown(const analysis::ChecklistResult& r, bool strict) {
-  bool fail = r.failed > 0 || (strict && r.not_evaluable > 0);
+  bool fail = analysis::checklist_failed(r, strict);
   return fmt::format("{} **perfgate checklist** — {}\n\n", fail ? "❌" : "✅", markdown_escape(headline(r, strict))) +
          table(r, true).render_markdown();
 }
 
 std::string checklist_junit(const analysis::ChecklistResult& r, bool strict) {
-  int failures = r.failed + (strict ? r.not_evaluable : 0);
-  int skipped = strict ? 0 : r.not_evaluable;
+  auto item_fails = [&](const analysis::ItemResult& it) {
+    return it.status == ItemStatus::Fail ||
+           (it.status == ItemStatus::NotEvaluable && (strict || !it.item.optional));
+  };
+  int failures = 0;
+  for (const auto& it : r.items) failures += item_fails(it) ? 1 : 0;
+  int skipped = r.failed + r.not_evaluable - failures;
   std::string name = xml_escape(r.checklist.name.empty() ? "checklist" : r.checklist.name);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"perfgate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", r.items.size(), failures, skipped);
@@ -62,7 +74,7 @@ std::string checklist_junit(const analysis::ChecklistResult& r, bool strict) {
                                      it.measured_text.empty() ? "-" : it.measured_text,
                                      it.limit_text.empty() ? "-" : it.limit_text, it.evidence);
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", name, xml_escape(it.item.name));
-    bool fails = it.status == ItemStatus::Fail || (strict && it.status == ItemStatus::NotEvaluable);
+    bool fails = item_fails(it);
     if (fails)
       out += fmt::format("\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    ",
                          xml_escape(fmt::format("{}: {}", analysis::to_string(it.status), it.measured_text)),
@@ -91,9 +103,12 @@ std::string checklist_json(const analysis::ChecklistResult& r, bool strict) {
                      {"at_least", it.item.at_least ? json(*it.item.at_least) : json(nullptr)},
                      {"at_most", it.item.at_most ? json(*it.item.at_most) : json(nullptr)},
                      {"evidence", it.evidence},
+                     {"optional", it.item.optional},
                      {"line", it.item.loc.line}});
   json j = {{"checklist", r.checklist.name}, {"path", r.checklist.path},  {"headline", headline(r, strict)},
             {"passed", r.passed},            {"failed", r.failed},         {"not_evaluable", r.not_evaluable},
+            {"required_not_evaluable", r.required_not_evaluable},
+            {"outcome", analysis::checklist_failed(r, strict) ? "fail" : "pass"},
             {"strict", strict},              {"items", std::move(items)}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

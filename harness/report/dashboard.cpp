@@ -402,9 +402,13 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
       findings_out.push_back({{"run", run.id}, {"suite", run.suite}, {"label", full_label(t.workload, t.label)},
                               {"kind", f.kind}, {"metric", f.metric}, {"summary", f.summary}});
     }
+    json host_events = json::array();
+    for (const auto& f : t.host_events)
+      host_events.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
+                             {"summary", f.summary}});
     trials.push_back({{"trial", t.trial_id}, {"label", full_label(t.workload, t.label)}, {"status", t.status},
                       {"error", t.error}, {"wall_s", secs(t.wall_s)}, {"steps", t.steps}, {"series", series},
-                      {"findings", findings}});
+                      {"findings", findings}, {"host_events", host_events}});
   }
   return json{{"run", run.id}, {"suite", run.suite}, {"window_s", so.window_s}, {"trials", trials}};
 }

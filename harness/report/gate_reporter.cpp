@@ -48,17 +48,71 @@ std::string runs_list(const std::vector<store::RunRecord>& runs) {
   return util::join(ids, ", ");
 }
 
+bool is_failure_test(const Comparison& c) { return c.metric.name == model::k_trials_failed_metric; }
+
+// How much an unchanged or undecided comparison rules out.
+std::string resolution_text(const Comparison& c) {
+  if (!c.tested || is_failure_test(c)) return "";
+  if (c.underpowered) {
+    std::string need = c.trials_for_resolution > 0
+                           ? fmt::format("{} candidate trials would", c.trials_for_resolution)
+                           : "no number of candidate trials would (pool more baseline runs)";
+    return fmt::format("no change of any size could be flagged at {}/{} trials: {}", c.n_base, c.n_cand, need);
+  }
+  if (std::isfinite(c.detectable_rel)) return fmt::format("a change over {:.1f} % would have been seen", 100 * c.detectable_rel);
+  return "";
+}
+
 // What a reader needs beyond the numbers: why it is inconclusive, failures, notes.
 std::string note_cell(const Comparison& c) {
   std::vector<std::string> parts;
-  if (c.verdict == VerdictKind::Inconclusive) {
+  if (c.verdict == VerdictKind::Inconclusive && !is_failure_test(c)) {
     if (c.extra_trials > 0) parts.push_back(fmt::format("~{} more candidate trial(s) would likely decide", c.extra_trials));
     else if (c.extra_trials < 0) parts.push_back("needs a larger baseline too (pool more runs)");
   }
+  if ((c.verdict == VerdictKind::Unchanged || c.verdict == VerdictKind::Inconclusive) && !resolution_text(c).empty())
+    parts.push_back(resolution_text(c));
   if (c.added_trials > 0) parts.push_back(fmt::format("{} trial(s) added", c.added_trials));
-  if (c.failed_cand > 0 && c.verdict != VerdictKind::Failed) parts.push_back(fmt::format("{} candidate trial(s) failed", c.failed_cand));
+  if (c.failed_cand > 0 && c.verdict != VerdictKind::Failed && !is_failure_test(c))
+    parts.push_back(fmt::format("{} candidate trial(s) failed", c.failed_cand));
   if (!c.note.empty()) parts.push_back(c.note);
+  if (c.verdict == VerdictKind::Failed && !c.failures.empty()) {
+    constexpr std::size_t k_shown = 5;
+    std::vector<std::string> shown(c.failures.begin(), c.failures.begin() + std::min(k_shown, c.failures.size()));
+    std::string more = c.failures.size() > k_shown ? fmt::format(" (and {} more)", c.failures.size() - k_shown) : "";
+    parts.push_back("failed trials: " + util::join(shown, " | ") + more);
+  }
   return util::join(parts, "; ");
+}
+
+std::string joint_lines(const GateReport& r, bool markdown) {
+  std::string out;
+  for (const auto& j : r.joint) {
+    if (j.verdict == VerdictKind::Unchanged) continue;
+    std::string line = fmt::format(
+        "joint test of {} over {} configurations: {} (median change {}, {} beyond their thresholds the bad way, {} the good "
+        "way; van Elteren p = {:.2g}{}, adjusted {:.2g})",
+        j.metric, j.configs, model::to_string(j.verdict), signed_percent(j.change_median_rel), j.moved_bad, j.moved_good,
+        j.p_van_elteren, std::isfinite(j.p_stouffer) ? fmt::format(", runs (Stouffer) p = {:.2g}", j.p_stouffer) : "",
+        j.p_adjusted);
+    out += (markdown ? "- " + markdown_escape(line) : line) + "\n";
+  }
+  return out;
+}
+
+std::string context_lines(const GateReport& r, bool markdown) {
+  std::vector<std::string> lines;
+  for (const auto& [id, why] : r.left_out_runs) lines.push_back(fmt::format("left out run {} of the baseline: {}", id, why));
+  if (!r.history_runs.empty()) {
+    std::vector<std::string> ids;
+    for (long long id : r.history_runs) ids.push_back(std::to_string(id));
+    lines.push_back(fmt::format("run-to-run spread also read from older run{} {}", ids.size() == 1 ? "" : "s",
+                                util::join(ids, ", ")));
+  }
+  for (const auto& n : r.probe_notes) lines.push_back(n);
+  std::string out;
+  for (const auto& l : lines) out += (markdown ? "> " + markdown_escape(l) : "note: " + l) + "\n";
+  return out;
 }
 
 const char* colour_of(VerdictKind v) {
@@ -122,18 +176,34 @@ std::string counts_text(const analysis::VerdictCounts& n) {
 
 }  // namespace
 
-std::string gate_outcome(const analysis::VerdictCounts& n) {
+std::string gate_outcome(const analysis::VerdictCounts& n, int underpowered, model::Underpowered action) {
   if (n.regression > 0 || n.failed > 0) return "regression";
+  if (underpowered > 0 && action == model::Underpowered::Fail) return "underpowered";
   if (n.inconclusive > 0 || n.missing > 0) return "inconclusive";
   return "pass";
 }
 
 std::string gate_headline(const GateReport& r) {
-  std::string word = r.outcome == "regression" ? "REGRESSION" : r.outcome == "inconclusive" ? "INCONCLUSIVE" : "PASS";
-  if (r.outcome == "error") word = "ERROR";
+  std::string word = r.outcome == "regression"     ? "REGRESSION"
+                     : r.outcome == "underpowered" ? "UNDERPOWERED"
+                     : r.outcome == "inconclusive" ? "INCONCLUSIVE"
+                     : r.outcome == "error"        ? "ERROR"
+                                                   : "PASS";
   std::string added = r.adaptive ? fmt::format("; adaptive: {} trial(s) added in {} round(s)", r.trials_added, r.rounds) : "";
-  return fmt::format("{}: {} (run {} of {} against run{} {}{})", word, counts_text(r.counts), r.candidate.id,
-                     r.candidate.suite, r.baseline_runs.size() == 1 ? "" : "s", runs_list(r.baseline_runs), added);
+  std::string resolution;
+  if (r.underpowered > 0) {
+    resolution = fmt::format("; {} comparison(s) could not have flagged a lone regression at their trial counts",
+                             r.underpowered);
+  } else if (r.outcome == "pass" || r.outcome == "inconclusive") {
+    // The largest change any gated comparison could have missed.
+    double worst = 0;
+    for (const auto& c : r.comparisons)
+      if (c.tested && !is_failure_test(c) && std::isfinite(c.detectable_rel)) worst = std::max(worst, c.detectable_rel);
+    if (worst > 0) resolution = fmt::format("; no change over {:.1f} % could have been missed", 100 * worst);
+  }
+  return fmt::format("{}: {} (run {} of {} against run{} {}{}{})", word, counts_text(r.counts), r.candidate.id,
+                     r.candidate.suite, r.baseline_runs.size() == 1 ? "" : "s", runs_list(r.baseline_runs), added,
+                     resolution);
 }
 
 std::string gate_table(const GateReport& r, bool colour) {
@@ -162,6 +232,8 @@ std::string gate_table(const GateReport& r, bool colour) {
     table = coloured;
   }
   out += table;
+  std::string extra = joint_lines(r, false) + context_lines(r, false);
+  if (!extra.empty()) out += "\n" + extra;
   std::string head = gate_headline(r);
   if (colour) {
     const char* c = r.outcome == "regression" ? "\x1b[1;31m" : r.outcome == "pass" ? "\x1b[1;32m" : "\x1b[1;33m";
@@ -183,6 +255,8 @@ std::string gate_markdown(const GateReport& r) {
   for (const auto& w : r.warnings) out += "> warning: " + markdown_escape(w) + "\n";
   if (!r.warnings.empty()) out += "\n";
   out += comparison_table(r, true).render_markdown();
+  if (std::string j = joint_lines(r, true); !j.empty()) out += "\n" + j;
+  if (std::string ctx = context_lines(r, true); !ctx.empty()) out += "\n" + ctx;
   if (!r.dashboard_url.empty()) {
     auto base = dashboard_index_url(r.dashboard_url);
     out += fmt::format("\nDashboard: [run {}]({}{})", r.candidate.id, base, run_anchor(r.candidate.id));
@@ -280,6 +354,31 @@ std::string gate_json(const GateReport& r) {
                  {"missing", r.counts.missing},         {"failed", r.counts.failed}};
   j["adaptive"] = {{"enabled", r.adaptive}, {"rounds", r.rounds}, {"trials_added", r.trials_added}};
   j["warnings"] = r.warnings;
+  j["family"] = r.family;
+  j["alpha_lone"] = num(r.alpha_lone);
+  j["underpowered"] = r.underpowered;
+  j["policy"]["underpowered"] = model::to_string(r.policy.underpowered);
+  j["policy"]["failures"] = model::to_string(r.policy.failures);
+  j["policy"]["history_runs"] = r.policy.history_runs;
+  json left = json::array();
+  for (const auto& [id, why] : r.left_out_runs) left.push_back({{"run", id}, {"reason", why}});
+  j["baseline"]["left_out"] = std::move(left);
+  j["baseline"]["history_runs"] = r.history_runs;
+  j["host_probe"] = {{"candidate_ms", num(r.probe_cand_ms)}, {"baseline_ms", num(r.probe_base_ms)}, {"notes", r.probe_notes}};
+  json joints = json::array();
+  for (const auto& jt : r.joint)
+    joints.push_back({{"metric", jt.metric},
+                      {"verdict", model::to_string(jt.verdict)},
+                      {"configs", jt.configs},
+                      {"moved_bad", jt.moved_bad},
+                      {"moved_good", jt.moved_good},
+                      {"change_median", num(jt.change_median_rel)},
+                      {"threshold", num(jt.threshold_rel)},
+                      {"p_van_elteren", num(jt.p_van_elteren)},
+                      {"p_stouffer", num(jt.p_stouffer)},
+                      {"p", num(jt.p_value)},
+                      {"p_adjusted", num(jt.p_adjusted)}});
+  j["joint"] = std::move(joints);
   json cs = json::array();
   for (const auto& c : r.comparisons) {
     cs.push_back({{"workload", c.workload},
@@ -310,6 +409,18 @@ std::string gate_json(const GateReport& r) {
                   {"extra_trials", c.extra_trials},
                   {"added_trials", c.added_trials},
                   {"base_left_out", c.base_left_out},
+                  {"p_trials", c.tested ? num(c.p_trials) : json(nullptr)},
+                  {"p_runs", num(c.p_runs)},
+                  {"run_spread_known", c.run_spread_known},
+                  {"run_sd", num(c.run_sd_rel)},
+                  {"base_runs", c.base_runs},
+                  {"history_runs", c.history_runs},
+                  {"detectable", c.tested && !is_failure_test(c) && std::isfinite(c.detectable_rel) ? json(c.detectable_rel) : json(nullptr)},
+                  {"underpowered", c.underpowered},
+                  {"trials_for_resolution", c.trials_for_resolution},
+                  {"joint", c.joint},
+                  {"failures", c.failures},
+                  {"resolution", resolution_text(c)},
                   {"note", c.note}});
   }
   j["comparisons"] = std::move(cs);

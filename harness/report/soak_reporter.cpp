@@ -54,6 +54,7 @@ std::string soak_table(const analysis::SoakReport& r) {
       out += fmt::format("  finding: {}: {}\n", f.kind, f.summary);
       ++findings;
     }
+    for (const auto& f : t.host_events) out += fmt::format("  host event (the machine, not the workload): {}: {}\n", f.kind, f.summary);
   }
   out += fmt::format("\n{} finding(s) in {} trial(s)\n", findings, r.trials.size());
   return out;
@@ -70,6 +71,8 @@ std::string soak_markdown(const analysis::SoakReport& r) {
     if (!t.metrics.empty()) out += metric_table(t).render_markdown() + "\n";
     for (const auto& f : t.findings) out += fmt::format("- **{}**: {}\n", f.kind, markdown_escape(f.summary));
     if (t.findings.empty()) out += "No findings.\n";
+    for (const auto& f : t.host_events)
+      out += fmt::format("- host event ({}): {}\n", f.kind, markdown_escape(f.summary));
   }
   return out;
 }
@@ -103,16 +106,19 @@ std::string soak_json(const analysis::SoakReport& r) {
                          {"jitter_median", num(m.jitter_median)}, {"jitter_max", num(m.jitter_max)},
                          {"cv_median", num(m.cv_median)}, {"non_finite", m.non_finite}});
     }
-    json findings = json::array();
-    for (const auto& f : t.findings) {
-      json ev = json::array();
-      for (const auto& e : f.evidence) ev.push_back({{"t_s", num(e.t_s)}, {"value", num(e.value)}, {"note", e.note}});
-      findings.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
-                          {"summary", f.summary}, {"evidence", ev}});
-    }
+    auto findings_json = [&](const std::vector<analysis::Finding>& list) {
+      json out = json::array();
+      for (const auto& f : list) {
+        json ev = json::array();
+        for (const auto& e : f.evidence) ev.push_back({{"t_s", num(e.t_s)}, {"value", num(e.value)}, {"note", e.note}});
+        out.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
+                       {"summary", f.summary}, {"evidence", ev}});
+      }
+      return out;
+    };
     trials.push_back({{"trial", t.trial_id}, {"workload", t.workload}, {"label", t.label}, {"status", t.status},
                       {"error", t.error}, {"wall_s", t.wall_s}, {"steps", t.steps}, {"metrics", metrics},
-                      {"findings", findings}});
+                      {"findings", findings_json(t.findings)}, {"host_events", findings_json(t.host_events)}});
   }
   j["trials"] = std::move(trials);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -203,7 +203,12 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     // Samplers the workload asks for; one that cannot be built is a note, not a failure.
     std::vector<std::unique_ptr<sampling::Sampler>> samplers;
     std::vector<std::string> sampler_notes;
-    for (const auto& want : w.samplers) {
+    std::vector<model::SamplerSpec> wanted = w.samplers;
+    // The host probe tells the machine from the code: on for soaks unless the suite says otherwise.
+    if (w.host_probe.value_or(soak) &&
+        std::none_of(wanted.begin(), wanted.end(), [](const model::SamplerSpec& x) { return x.kind == "host"; }))
+      wanted.push_back(model::SamplerSpec{"host", {}, {}, {}, {}, w.loc});
+    for (const auto& want : wanted) {
       auto sm = sampling::make_sampler(want);
       if (sm) samplers.push_back(std::move(*sm));
       else sampler_notes.push_back(fmt::format("sampler {}: {}", want.kind, sm.error().message));
@@ -217,6 +222,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       // it got from a placeholder (a batch_size that is not a number).
       lr.error = !subst_error.empty() ? subst_error : parser_error;
     } else {
+      session.before_start();
       lr = launcher.launch(spec, collector);
     }
     if (lr.outcome == exec::Outcome::FailedToStart) collector.on_tick(0, true);

@@ -528,6 +528,67 @@ std::vector<Reading> parse_nvidia_smi_csv(std::string_view text) {
   return out;
 }
 
+std::vector<DeviceProcess> parse_npu_smi_processes(std::string_view text) {
+  // After the header "| NPU  Chip | Process id | Process name | Process memory(MB) |",
+  // rows "| 0  0 | 124528 | python3.8 | 17400 |"; "No running processes found" otherwise.
+  std::vector<DeviceProcess> out;
+  bool in_table = false;
+  for (auto raw : util::split(text, '\n')) {
+    std::string_view line = util::trim(raw);
+    if (line.find("Process id") != std::string_view::npos) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.empty() || line.front() != '|') continue;
+    auto cells = util::split(line, '|');
+    // cells: "", " 0  0 ", " 124528 ", " python ", " 17400 ", ""
+    if (cells.size() < 4) continue;
+    auto ids = util::split_whitespace(util::trim(cells[1]));
+    int pid = 0;
+    auto pid_text = util::trim(cells[2]);
+    auto [ptr, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    if (ec != std::errc{} || ptr != pid_text.data() + pid_text.size() || pid <= 0 || ids.empty()) continue;
+    std::string device(ids[0]);
+    if (ids.size() > 1 && ids[1] != "0") device += "_" + std::string(ids[1]);
+    out.push_back({device, pid});
+  }
+  return out;
+}
+
+std::vector<DeviceProcess> parse_nvidia_smi_apps(std::string_view text) {
+  std::vector<DeviceProcess> out;
+  for (auto raw : util::split(text, '\n')) {
+    auto fields = util::split(util::trim(raw), ',');
+    if (fields.empty()) continue;
+    auto pid_text = util::trim(fields[0]);
+    int pid = 0;
+    auto [ptr, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+    if (ec != std::errc{} || ptr != pid_text.data() + pid_text.size() || pid <= 0) continue;
+    out.push_back({fields.size() > 1 ? std::string(util::trim(fields[1])) : std::string(), pid});
+  }
+  return out;
+}
+
+std::optional<CpuTicks> parse_proc_stat_cpu(std::string_view text) {
+  auto nl = text.find('\n');
+  auto line = text.substr(0, nl);
+  if (!line.starts_with("cpu ")) return std::nullopt;
+  auto fields = util::split_whitespace(line);
+  // cpu user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is in user already.
+  if (fields.size() < 9) return std::nullopt;
+  unsigned long long v[8] = {};
+  for (int i = 0; i < 8; ++i) {
+    auto f = fields[static_cast<std::size_t>(i) + 1];
+    auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v[i]);
+    if (ec != std::errc{} || ptr != f.data() + f.size()) return std::nullopt;
+  }
+  CpuTicks t;
+  t.busy = v[0] + v[1] + v[2] + v[5] + v[6];
+  t.idle = v[3] + v[4];
+  t.steal = v[7];
+  return t;
+}
+
 model::MetricInfo sampler_metric_info(std::string_view metric) {
   // Direction: what a regression looks like when the workload is unchanged.
   // More memory, heat or power for the same work is worse (lower). Busy
@@ -558,6 +619,13 @@ model::MetricInfo sampler_metric_info(std::string_view metric) {
     info.better = model::Better::Lower;
   } else if (ends("_mhz")) {
     info.unit = "MHz";
+    info.better = model::Better::None;
+  } else if (leaf == "probe_ms") {
+    // The host probe: the same work taking longer means the machine is slower.
+    info.unit = "ms";
+    info.better = model::Better::Lower;
+  } else if (leaf == "load1" || leaf == "device_foreign_procs") {
+    info.unit = "";
     info.better = model::Better::None;
   } else if (leaf == "threads") {
     info.unit = "";

@@ -9,6 +9,7 @@
 // it once per trial and keeps the series empty.
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,8 +31,12 @@ class Sampler {
  public:
   virtual ~Sampler() = default;
   virtual std::string_view name() const = 0;
-  // One sample. `root_pid` is the trial's process (the leader of its group).
+  // One sample. `root_pid` is the trial's process (the leader of its group);
+  // 0 before the trial's process exists.
   virtual Expected<std::vector<Reading>> sample(int root_pid) = 0;
+  // Sampled once more right before the trial starts and right after it ends
+  // (the host probe: the machine's state on both sides of the trial).
+  virtual bool brackets_trial() const { return false; }
 };
 
 // What a suite asks for (`samplers: [proc, npu-smi]`, or a mapping for
@@ -80,6 +85,23 @@ std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id);
 std::vector<Reading> parse_nvidia_smi_csv(std::string_view text);
 // The query fields and the metric suffix each feeds.
 const std::vector<std::pair<std::string, std::string>>& nvidia_fields();
+
+// The processes an accelerator tool lists as holding devices: `npu-smi info`'s
+// process table (NPU, chip, pid) and `nvidia-smi
+// --query-compute-apps=pid,gpu_bus_id --format=csv,noheader`.
+struct DeviceProcess {
+  std::string device;  // "0" / "0_1" (npu-smi), the bus id (nvidia-smi)
+  int pid = 0;
+};
+std::vector<DeviceProcess> parse_npu_smi_processes(std::string_view text);
+std::vector<DeviceProcess> parse_nvidia_smi_apps(std::string_view text);
+
+// `/proc/stat`'s first line as CPU ticks: busy (user, nice, system, irq,
+// softirq), idle (idle, iowait) and steal; nullopt when it cannot be read.
+struct CpuTicks {
+  unsigned long long busy = 0, idle = 0, steal = 0;
+};
+std::optional<CpuTicks> parse_proc_stat_cpu(std::string_view text);
 
 // `/proc` of a process tree rooted at `root_pid`: host.rss_mb, host.cpu_pct
 // (since the previous call on the same object), host.threads.

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
@@ -32,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "harness/exec/capture.hpp"
+#include "harness/sampling/host_probe.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "harness/util/named_regex.hpp"
 #include "harness/util/strings.hpp"
@@ -351,6 +353,8 @@ std::optional<ProcStat> read_stat(int proc_fd, int pid) {
 class ProcTreeSampler final : public Sampler {
  public:
   std::string_view name() const override { return "proc"; }
+  // The tree's pids at the last sample.
+  const std::vector<int>& members() const { return m_members; }
 
   Expected<std::vector<Reading>> sample(int root_pid) override {
     return guarded([&]() -> Expected<std::vector<Reading>> { return sample_tree(root_pid); });
@@ -412,12 +416,14 @@ class ProcTreeSampler final : public Sampler {
 
     long long rss_pages = 0, threads = 0, cpu_ticks = 0;
     int members = 0;
+    m_members.clear();
     for (std::size_t i = 0; i < read.size(); ++i) {
       if (!member[i]) {
         outsiders.push_back(read[i].pid);
         continue;
       }
       ++members;
+      m_members.push_back(read[i].pid);
       cpu_ticks += read[i].cpu_ticks;      // a zombie still holds its CPU time until reaped
       if (read[i].state == 'Z') continue;  // but no memory and no running threads
       rss_pages += read[i].rss_pages;
@@ -448,13 +454,114 @@ class ProcTreeSampler final : public Sampler {
 
   int m_root_pid = 0;
   std::vector<int> m_outsiders;  // sorted pids seen at the previous scan that are not in the tree
+  std::vector<int> m_members;    // pids of the tree at the last scan
   bool m_has_previous = false;
   double m_previous_cpu_s = 0;
   std::chrono::steady_clock::time_point m_previous_time;
 };
 
+// host: what else loads the machine while the trial runs. The host probe
+// (a fixed piece of work, timed: host.probe_ms), the load average
+// (host.load1), the share of CPU time the hypervisor took (host.steal_pct),
+// the CPU used by processes outside the trial's tree and outside perfgate
+// (host.other_cpu_pct, % of one CPU), and processes outside the tree that an
+// accelerator tool lists on a device (host.device_foreign_procs, where
+// npu-smi or nvidia-smi is on PATH). Sampled right before the trial, at the
+// suite's interval, and right after it.
+class HostSampler final : public Sampler {
+ public:
+  std::string_view name() const override { return "host"; }
+  bool brackets_trial() const override { return true; }
+
+  Expected<std::vector<Reading>> sample(int root_pid) override {
+    return guarded([&]() -> Expected<std::vector<Reading>> { return sample_host(root_pid); });
+  }
+
+ private:
+  Expected<std::vector<Reading>> sample_host(int root_pid) {
+    std::vector<Reading> out;
+    out.push_back({"host.probe_ms", m_probe.run_ms()});
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+      double load1 = 0;
+      if (std::fscanf(f, "%lf", &load1) == 1) out.push_back({"host.load1", load1});
+      std::fclose(f);
+    }
+    // The trial's own CPU: the tree sampler's reading of the same interval.
+    double tree_pct = 0;
+    if (root_pid > 0) {
+      if (auto tree = m_tree.sample(root_pid))
+        for (const auto& r : *tree)
+          if (r.metric == "host.cpu_pct") tree_pct = r.value;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    struct rusage self {};
+    ::getrusage(RUSAGE_SELF, &self);
+    const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                          1e-6 * static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
+    std::optional<CpuTicks> ticks;
+    if (std::FILE* f = std::fopen("/proc/stat", "r")) {
+      char line[512];
+      if (std::fgets(line, sizeof line, f)) ticks = parse_proc_stat_cpu(line);
+      std::fclose(f);
+    }
+    if (ticks && m_previous) {
+      static const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
+      const double wall_s = std::chrono::duration<double>(now - m_previous_time).count();
+      const auto d_busy = static_cast<double>(ticks->busy - m_previous->busy);
+      const auto d_steal = static_cast<double>(ticks->steal - m_previous->steal);
+      const double d_all = d_busy + d_steal + static_cast<double>(ticks->idle - m_previous->idle);
+      if (d_all > 0) out.push_back({"host.steal_pct", 100.0 * d_steal / d_all});
+      if (wall_s >= 0.05) {
+        const double busy_pct = 100.0 * d_busy / ticks_per_s / wall_s;
+        const double self_pct = 100.0 * (self_s - m_previous_self_s) / wall_s;
+        out.push_back({"host.other_cpu_pct", std::max(0.0, busy_pct - tree_pct - self_pct)});
+      }
+    }
+    if (ticks) {
+      m_previous = ticks;
+      m_previous_time = now;
+      m_previous_self_s = self_s;
+    }
+    if (auto foreign = foreign_device_processes(root_pid)) out.push_back({"host.device_foreign_procs", *foreign});
+    return out;
+  }
+
+  // Processes an accelerator tool lists that are not the trial's; nothing
+  // when neither tool is installed.
+  std::optional<double> foreign_device_processes(int root_pid) {
+    std::vector<DeviceProcess> listed;
+    bool asked = false;
+    if (find_on_path("npu-smi")) {
+      asked = true;
+      if (auto text = run_tool({"npu-smi", "info"})) {
+        auto p = parse_npu_smi_processes(*text);
+        listed.insert(listed.end(), p.begin(), p.end());
+      }
+    }
+    if (find_on_path("nvidia-smi")) {
+      asked = true;
+      if (auto text = run_tool({"nvidia-smi", "--query-compute-apps=pid,gpu_bus_id", "--format=csv,noheader"})) {
+        auto p = parse_nvidia_smi_apps(*text);
+        listed.insert(listed.end(), p.begin(), p.end());
+      }
+    }
+    if (!asked) return std::nullopt;
+    const auto& mine = m_tree.members();
+    int foreign = 0;
+    for (const auto& d : listed)
+      if (root_pid <= 0 || std::find(mine.begin(), mine.end(), d.pid) == mine.end()) ++foreign;
+    return foreign;
+  }
+
+  HostProbe m_probe;
+  ProcTreeSampler m_tree;
+  std::optional<CpuTicks> m_previous;
+  std::chrono::steady_clock::time_point m_previous_time;
+  double m_previous_self_s = 0;
+};
+
 const std::vector<std::string>& sampler_kinds() {
-  static const std::vector<std::string> k_kinds = {"proc", "npu-smi", "nvidia-smi", "command"};
+  static const std::vector<std::string> k_kinds = {"proc", "npu-smi", "nvidia-smi", "command", "host"};
   return k_kinds;
 }
 
@@ -463,6 +570,7 @@ Expected<std::unique_ptr<Sampler>> make_sampler(const SamplerSpec& spec) {
   if (spec.kind == "npu-smi") return std::unique_ptr<Sampler>(std::make_unique<NpuSmiSampler>());
   if (spec.kind == "nvidia-smi") return std::unique_ptr<Sampler>(std::make_unique<NvidiaSmiSampler>());
   if (spec.kind == "command") return make_command_sampler(spec);
+  if (spec.kind == "host") return std::unique_ptr<Sampler>(std::make_unique<HostSampler>());
   return Error::input(fmt::format("unknown sampler '{}'{}; available: {}", spec.kind,
                                   util::did_you_mean(spec.kind, sampler_kinds()), util::join(sampler_kinds(), ", ")));
 }

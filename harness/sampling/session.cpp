@@ -21,9 +21,18 @@ SamplingSession::SamplingSession(std::vector<std::unique_ptr<Sampler>> samplers,
 
 SamplingSession::~SamplingSession() { stop(); }
 
+void SamplingSession::before_start() {
+  m_t0 = util::SteadyClock{}.now_s();
+  m_t0_set = true;
+  for (auto& slot : m_samplers)
+    if (slot.sampler->brackets_trial()) take(slot, 0);
+}
+
 void SamplingSession::start(int root_pid) {
   if (!m_threads.empty()) return;
-  m_t0 = util::SteadyClock{}.now_s();
+  if (!m_t0_set) m_t0 = util::SteadyClock{}.now_s();
+  m_t0_set = true;
+  m_pid = root_pid;
   for (auto& slot : m_samplers) m_threads.emplace_back([this, &slot, root_pid] { loop(slot, root_pid); });
 }
 
@@ -33,9 +42,27 @@ void SamplingSession::stop() {
     m_stop = true;
   }
   m_cv.notify_all();
+  bool started = !m_threads.empty();
   for (auto& t : m_threads)
     if (t.joinable()) t.join();
   m_threads.clear();
+  if (started && !m_stopped)
+    for (auto& slot : m_samplers)
+      if (slot.sampler->brackets_trial()) take(slot, m_pid);
+  m_stopped = m_stopped || started;
+}
+
+void SamplingSession::take(Slot& slot, int pid) {
+  double t = util::SteadyClock{}.now_s() - m_t0;
+  auto got = slot.sampler->sample(pid);
+  std::lock_guard lock(m_mu);
+  if (got) {
+    ++slot.samples;
+    for (auto& r : *got)
+      if (m_pending.size() < k_max_pending) m_pending.push_back({t, std::move(r)});
+  } else {
+    if (slot.errors++ == 0) slot.first_error = got.error().message;
+  }
 }
 
 void SamplingSession::loop(Slot& slot, int pid) {
@@ -43,18 +70,7 @@ void SamplingSession::loop(Slot& slot, int pid) {
   const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(m_interval_s));
   for (;;) {
-    double t = util::SteadyClock{}.now_s() - m_t0;
-    auto got = slot.sampler->sample(pid);
-    {
-      std::lock_guard lock(m_mu);
-      if (got) {
-        ++slot.samples;
-        for (auto& r : *got)
-          if (m_pending.size() < k_max_pending) m_pending.push_back({t, std::move(r)});
-      } else {
-        if (slot.errors++ == 0) slot.first_error = got.error().message;
-      }
-    }
+    take(slot, pid);
     // Fixed-rate schedule: a slow sample does not shift every later one.
     next += period;
     auto now = std::chrono::steady_clock::now();

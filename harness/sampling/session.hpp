@@ -26,9 +26,13 @@ class SamplingSession {
   SamplingSession(const SamplingSession&) = delete;
   SamplingSession& operator=(const SamplingSession&) = delete;
 
+  // Samplers that bracket the trial (the host probe) sample once now, before
+  // the trial's process exists; times count from here.
+  void before_start();
   // Starts one thread per sampler watching `root_pid`; the first sample is taken at once.
   void start(int root_pid);
-  // Stops and joins the threads (a sample in flight finishes first).
+  // Stops and joins the threads (a sample in flight finishes first); samplers
+  // that bracket the trial sample once more.
   void stop();
   // Readings gathered since the last call, in the order they were taken.
   std::vector<TimedReading> drain();
@@ -44,10 +48,14 @@ class SamplingSession {
     int samples = 0;
   };
   void loop(Slot& slot, int pid);
+  void take(Slot& slot, int pid);
 
   std::vector<Slot> m_samplers;
   double m_interval_s;
   double m_t0 = 0;
+  bool m_t0_set = false;
+  int m_pid = 0;
+  bool m_stopped = false;
   mutable std::mutex m_mu;
   std::condition_variable m_cv;
   bool m_stop = false;

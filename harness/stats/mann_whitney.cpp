@@ -226,6 +226,29 @@ MannWhitney mann_whitney_u(std::span<const double> x, std::span<const double> y,
   return r;
 }
 
+UNull u_with_null(std::span<const double> x, std::span<const double> y) {
+  UNull r;
+  if (x.empty() || y.empty()) return r;
+  const PooledRanks ranks = rank_pooled(x, y);
+  r.u = ranks.u1;
+  r.mean = static_cast<double>(x.size()) * static_cast<double>(y.size()) / 2;
+  r.sd = u_null_sd(x.size(), y.size(), ranks.tie_term);
+  return r;
+}
+
+double mann_whitney_min_p(std::size_t n1, std::size_t n2) {
+  if (n1 == 0 || n2 == 0) return 1;
+  if (exact_allowed(n1, n2, false, MwMethod::Auto)) {
+    // The most extreme orderings (every x below every y, or above): 2 of C(n1 + n2, n1).
+    const double log_c = std::lgamma(static_cast<double>(n1 + n2) + 1) - std::lgamma(static_cast<double>(n1) + 1) -
+                         std::lgamma(static_cast<double>(n2) + 1);
+    return std::min(1.0, 2 * std::exp(-log_c));
+  }
+  const double sd = u_null_sd(n1, n2, 0);
+  const double mean_u = static_cast<double>(n1) * static_cast<double>(n2) / 2;
+  return std::min(1.0, 2 * normal_sf(std::max(0.0, mean_u - 0.5) / sd));
+}
+
 ShiftEstimate hodges_lehmann(std::span<const double> x, std::span<const double> y, double level) {
   ShiftEstimate r;
   if (x.empty() || y.empty()) return r;

@@ -35,6 +35,22 @@ MannWhitney mann_whitney_u(std::span<const double> x, std::span<const double> y,
 // Largest sample size (per side) for which Auto uses the exact distribution.
 inline constexpr std::size_t k_mw_exact_max_n = 50;
 
+// U of x against y with its null mean and tie-corrected standard deviation
+// (Lehmann 1975, eq. 1.31): what a test combined over strata (van Elteren)
+// needs from each. Empty sides give zeros.
+struct UNull {
+  double u = 0;     // #{x_i > y_j} + 0.5 #{x_i == y_j}
+  double mean = 0;  // n1 n2 / 2
+  double sd = 0;    // 0 when every value is equal
+};
+UNull u_with_null(std::span<const double> x, std::span<const double> y);
+
+// The smallest two-sided p that mann_whitney_u(Auto) can return for samples
+// of these sizes without ties: 2 / C(n1 + n2, n1) where it uses the exact
+// distribution, the normal approximation of U = 0 otherwise; 1 for an empty
+// side. No number of tests at this size can be significant below it.
+double mann_whitney_min_p(std::size_t n1, std::size_t n2);
+
 struct ShiftEstimate {
   double shift = 0;     // median of all pairwise differences y_j - x_i
   double low = 0;       // confidence interval of the shift

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> k_top_keys = {"checklist", "description", "items"};
 const std::vector<std::string> k_item_keys = {"name",   "check", "description", "run",      "workload", "metric",
                                               "numerator", "denominator", "where", "param", "at_least", "at_most",
-                                              "baseline", "policy"};
+                                              "baseline", "policy", "optional"};
 
 Expected<std::map<std::string, std::string>> get_filter(const Ctx& c, const YAML::Node& n, const std::string& what) {
   if (auto st = check_map(c, n, what, {}); !st) return st.error();
@@ -61,6 +61,11 @@ Expected<model::ChecklistItem> read_item(const Ctx& c, const YAML::Node& n, std:
     auto f = get_filter(c, n[key], key);
     if (!f) return f.error();
     *out = *f;
+  }
+  if (n["optional"]) {
+    auto o = get_bool(c, n["optional"], "optional");
+    if (!o) return o.error();
+    it.optional = *o;
   }
   bool ms = it.kind == CheckKind::FirstStep;
   if (n["at_least"]) {

@@ -38,17 +38,17 @@ using yaml::read_file;
 using yaml::type_name;
 
 const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "defaults", "workloads"};
-const std::vector<std::string> k_setting_keys = {"repeats", "warmup", "timeout", "kill_grace", "env", "cwd", "log_limit",
-                                                 "metrics", "samplers", "sample_interval"};
+const std::vector<std::string> k_setting_keys = {"repeats", "warmup",  "timeout",         "kill_grace", "env", "cwd",
+                                                 "log_limit", "metrics", "samplers", "sample_interval", "host_probe"};
 const std::vector<std::string> k_workload_keys = {"name",   "description", "command", "shell",   "env",     "cwd",
                                                   "repeats", "warmup",     "timeout", "kill_grace", "log_limit",
                                                   "metrics", "matrix",     "params",  "include", "exclude",
-                                                  "samplers", "sample_interval"};
+                                                  "samplers", "sample_interval", "host_probe"};
 const std::vector<std::string> k_profile_keys = {"profile", "description", "defaults"};
 const std::vector<std::string> k_metrics_keys = {"parser", "primary", "file", "batch_size", "patterns"};
 const std::vector<std::string> k_pattern_keys = {"regex", "record", "units", "better"};
 const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
-const std::vector<std::string> k_sampler_kinds = {"proc", "npu-smi", "nvidia-smi", "command"};
+const std::vector<std::string> k_sampler_kinds = {"proc", "npu-smi", "nvidia-smi", "command", "host"};
 const std::vector<std::string> k_command_sampler_keys = {"kind", "name", "command", "regex", "metrics"};
 const std::vector<std::string> k_parsers = {"jsonl", "megatron", "mindspore", "modelzoo", "ais_bench", "gbench", "regex"};
 // `--set` keys that change settings rather than parameters.
@@ -115,8 +115,10 @@ struct Settings {
   std::map<std::string, SourceLoc> env_locs;
   std::optional<std::vector<model::SamplerSpec>> samplers;  // a higher layer's list replaces a lower one's
   std::optional<double> sample_interval_s;
+  std::optional<bool> host_probe;
 
   void apply_onto(Settings& below) const {
+    if (host_probe) below.host_probe = host_probe;
     if (samplers) below.samplers = samplers;
     if (sample_interval_s) below.sample_interval_s = sample_interval_s;
     if (repeats) below.repeats = repeats;
@@ -357,6 +359,10 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
         list.push_back(std::move(*spec));
       }
       s.samplers = std::move(list);
+    } else if (key == "host_probe") {
+      auto b = get_bool(c, v, "host_probe");
+      if (!b) return b.error();
+      s.host_probe = *b;
     } else if (key == "sample_interval") {
       auto d = get_duration(c, v, "sample_interval");
       if (!d) return d.error();
@@ -864,6 +870,7 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     w.env_locs = eff.env_locs;
     if (eff.samplers) w.samplers = *eff.samplers;
     if (eff.sample_interval_s) w.sample_interval_s = *eff.sample_interval_s;
+    w.host_probe = eff.host_probe;
     suite.workloads.push_back(std::move(w));
   }
 

@@ -12,8 +12,13 @@ using namespace yaml;
 
 namespace {
 
-const std::vector<std::string> k_policy_keys = {"description", "fdr", "correction", "min_trials", "screening_p",
-                                                "power", "confidence", "baseline_outlier_mads", "thresholds", "metrics"};
+const std::vector<std::string> k_policy_keys = {"description",  "fdr",          "correction",
+                                                "min_trials",   "screening_p",  "power",
+                                                "confidence",   "baseline_outlier_mads", "thresholds",
+                                                "metrics",      "underpowered", "failures",
+                                                "history_runs"};
+const std::vector<std::string> k_underpowered_values = {"adaptive", "fail", "warn"};
+const std::vector<std::string> k_failures_values = {"strict", "test"};
 const std::vector<std::string> k_threshold_keys = {"throughput", "latency", "memory"};
 const std::vector<std::string> k_rule_keys = {"name", "better", "threshold", "min_trials", "ignore"};
 
@@ -97,6 +102,30 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
     if (!std::isfinite(*v) || (*v != 0 && *v < 3))
       return err_at(c, n, fmt::format("baseline_outlier_mads must be 0 (off) or at least 3, found {}", n.Scalar()));
     p.baseline_outlier_mads = *v;
+  }
+  if (r["underpowered"]) {
+    auto v = get_string(c, r["underpowered"], "underpowered");
+    if (!v) return v.error();
+    if (*v == "adaptive") p.underpowered = model::Underpowered::Adaptive;
+    else if (*v == "fail") p.underpowered = model::Underpowered::Fail;
+    else if (*v == "warn") p.underpowered = model::Underpowered::Warn;
+    else
+      return err_at(c, r["underpowered"], fmt::format("underpowered must be adaptive, fail or warn, found '{}'{}", *v,
+                                                      util::did_you_mean(*v, k_underpowered_values)));
+  }
+  if (r["failures"]) {
+    auto v = get_string(c, r["failures"], "failures");
+    if (!v) return v.error();
+    if (*v == "strict") p.failures = model::FailurePolicy::Strict;
+    else if (*v == "test") p.failures = model::FailurePolicy::Test;
+    else
+      return err_at(c, r["failures"], fmt::format("failures must be strict or test, found '{}'{}", *v,
+                                                  util::did_you_mean(*v, k_failures_values)));
+  }
+  if (r["history_runs"]) {
+    auto m = get_int(c, r["history_runs"], "history_runs", 0);
+    if (!m) return m.error();
+    p.history_runs = static_cast<int>(*m);
   }
   if (r["min_trials"]) {
     auto m = get_int(c, r["min_trials"], "min_trials", 2);

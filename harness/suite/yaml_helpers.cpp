@@ -71,8 +71,13 @@ Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string
 }
 
 Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& what) {
-  if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) return n.Scalar() == "true";
-  return err_at(c, n, fmt::format("{} must be true or false", what));
+  // on / off read as switches do in YAML 1.1 files people write (host_probe: on).
+  if (n.IsScalar() && n.Tag() != "!") {
+    const auto& v = n.Scalar();
+    if (v == "true" || v == "on") return true;
+    if (v == "false" || v == "off") return false;
+  }
+  return err_at(c, n, fmt::format("{} must be true or false (or on / off), found '{}'", what, n.IsScalar() ? n.Scalar() : type_name(n)));
 }
 
 Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what) {

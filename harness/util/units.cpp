@@ -75,6 +75,29 @@ Expected<std::uint64_t> parse_bytes(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(v * mult));
 }
 
+Expected<FailureLimit> parse_failure_limit(std::string_view text) {
+  FailureLimit l;
+  std::string t(text);
+  auto bad = [&] {
+    return Error::input(fmt::format("--max-failures '{}': expected a count of trials (3) or a percentage of them (10%)", t));
+  };
+  if (t.empty()) return bad();
+  std::string_view digits = text;
+  if (digits.back() == '%') {
+    l.percent = true;
+    digits.remove_suffix(1);
+  }
+  if (digits.empty()) return bad();
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc{} || ptr != digits.data() + digits.size() || !(v >= 0)) return bad();
+  if (l.percent && v > 100)
+    return Error::input(fmt::format("--max-failures '{}': a percentage must be between 0% and 100%", t));
+  if (!l.percent && v != std::floor(v)) return bad();
+  l.value = v;
+  return l;
+}
+
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "?";
   if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);

@@ -1,21 +1,35 @@
 // Verdict quality of the gate, measured on simulated trial data fed through
-// the same code as `perfgate gate --adaptive` (analysis::adaptive_gate with
-// a TrialSource that draws numbers instead of launching workloads).
+// the same code as `perfgate gate` (analysis::evaluate_gate and
+// analysis::adaptive_gate, with a TrialSource that draws numbers instead of
+// launching workloads).
 //
-// Set-up as in nightly use: each configuration's baseline pools 3 runs of 5
-// trials (15 values); the candidate starts with 5 trials and the adaptive
-// mode may add candidate trials up to 20 (a past build cannot be re-run).
+// Noise model. Each configuration has its own level L. Run j of it (a nightly
+// run: its node, boot, memory placement, thermal state) shifts the level by a
+// run effect r_j ~ N(0, (rho * cv)^2), relative and independent across runs
+// and configurations; each trial of that run is L (1 + r_j) times a trial
+// noise of relative spread cv, of one of three shapes (normal, log-normal,
+// normal with 5 % of trials hit by a 10-30 % hiccup). rho is the between-run
+// spread as a multiple of the within-run one: 0, 0.5, 1, 2.
+//
+// Set-up as in nightly use: the baseline is 3 runs of 5 trials, and in the
+// "history" rows 7 older runs of 5 more are read for the run-to-run spread
+// (10 runs in all, the gate's default history_runs). The candidate is one run
+// of 5 trials; the adaptive mode (on, as the default policy's underpowered:
+// adaptive runs it) may add candidate trials up to 20.
 //
 //   A/A: gates of 100 unchanged comparisons; the share of gates reporting
-//        any regression (target: at most 1 %).
-//   A/B: gates of 100 comparisons where exactly one configuration loses 5 %
-//        throughput; the share of gates that report it (target: 95 % with the
-//        adaptive mode at 2 % CV), gates reporting any other, extra trials.
-// Each is run for four noise shapes at 1-5 % CV, next to the rule of Google
-// Benchmark's compare.py (Mann-Whitney U at alpha 0.05, no correction, a
-// worse median counts as a regression) on the same initial data.
+//        any regression (target: at most 1 % for rho up to 1).
+//   A/B: gates of 100 comparisons where exactly one configuration loses
+//        throughput by 5 % (rho 0), 10 % (rho 0.5), 15 % (rho 1), 25 % (rho 2);
+//        the share of gates that report it (target: 95 % at 2 % CV for rho
+//        0, 0.5 and 1), gates reporting any other.
+// Each row also shows the gate as it was before the two-level model (pooled
+// trials, one Mann-Whitney test: two_level off, still adaptive) and the rule
+// of Google Benchmark's compare.py (Mann-Whitney U at alpha 0.05, no
+// correction, a worse median counts as a regression) on the initial data.
 //
-// Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K]   (documented in docs/statistics.md)
+// Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K] [--quick]
+// (documented in docs/statistics.md; --quick runs the normal-noise rows only)
 
 #include <cmath>
 #include <cstdint>
@@ -36,12 +50,11 @@ using namespace perfgate;
 
 namespace {
 
-enum class Noise { Normal, LogNormal, Bimodal, Outliers };
+enum class Noise { Normal, LogNormal, Outliers };
 const char* name_of(Noise n) {
   switch (n) {
     case Noise::Normal: return "normal";
     case Noise::LogNormal: return "log-normal";
-    case Noise::Bimodal: return "bimodal";
     case Noise::Outliers: return "outliers";
   }
   return "?";
@@ -51,21 +64,13 @@ const char* name_of(Noise n) {
 class Draw {
  public:
   explicit Draw(std::uint64_t seed) : m_rng(seed) {}
-  double operator()(Noise noise, double center, double cv) {
+  double trial(Noise noise, double center, double cv) {
     double z = m_norm(m_rng);
     switch (noise) {
       case Noise::Normal: return center * (1 + cv * z);
       case Noise::LogNormal: {
         double s = std::sqrt(std::log1p(cv * cv));
         return center * std::exp(s * z - s * s / 2);  // mean `center`
-      }
-      case Noise::Bimodal: {
-        // 30 % of trials land on a second mode (another NUMA node, a slower
-        // card): unit variance from a Bernoulli part and a normal part.
-        const double p = 0.3;
-        double b = m_unif(m_rng) < p ? 1.0 : 0.0;
-        double w = 0.9 * (b - p) / std::sqrt(p * (1 - p)) + std::sqrt(1 - 0.81) * z;
-        return center * (1 + cv * w);
       }
       case Noise::Outliers: {
         // Normal noise, and 5 % of trials hit by a hiccup 10-30 % slower.
@@ -76,6 +81,7 @@ class Draw {
     }
     return center;
   }
+  double run_effect(double sd) { return sd * m_norm(m_rng); }
 
  private:
   std::mt19937_64 m_rng;
@@ -84,14 +90,24 @@ class Draw {
 };
 
 constexpr int k_configs = 100;
-constexpr int k_base_trials = 15;
-constexpr int k_cand_trials = 5;
+constexpr int k_base_runs = 3;
+constexpr int k_history_runs = 7;
+constexpr int k_trials_per_run = 5;
+
+struct Row {
+  Noise noise;
+  double cv;
+  double rho;
+  bool history;
+};
 
 class SimulatedGate final : public analysis::TrialSource {
  public:
-  SimulatedGate(Noise noise, double cv, int slow_config, double drop, std::uint64_t seed, double outlier_mads)
-      : m_draw(seed), m_noise(noise), m_cv(cv), m_slow(slow_config), m_drop(drop) {
+  SimulatedGate(const Row& row, int slow_config, double drop, std::uint64_t seed, double outlier_mads, bool two_level)
+      : m_draw(seed), m_row(row), m_slow(slow_config), m_drop(drop) {
     m_policy.baseline_outlier_mads = outlier_mads;
+    m_policy.two_level = two_level;
+    const double run_sd = row.rho * row.cv;
     for (int i = 0; i < k_configs; ++i) {
       analysis::GateItem it;
       it.workload = "sim";
@@ -100,11 +116,25 @@ class SimulatedGate final : public analysis::TrialSource {
       it.metric = model::MetricInfo{"throughput", "samples/s", model::Better::Higher};
       it.rule = m_policy.match("throughput");
       it.base.present = it.cand.present = true;
-      // Each configuration has its own level; the noise is relative to it.
-      double level = 1000.0 * (1 + i);
+      const double level = 1000.0 * (1 + i);
       m_level.push_back(level);
-      for (int k = 0; k < k_base_trials; ++k) it.base.values.push_back(m_draw(m_noise, level, m_cv));
-      for (int k = 0; k < k_cand_trials; ++k) it.cand.values.push_back(cand_value(i));
+      auto run = [&](double center) {
+        std::vector<double> v;
+        const double shifted = center * (1 + m_draw.run_effect(run_sd));
+        for (int k = 0; k < k_trials_per_run; ++k) v.push_back(m_draw.trial(row.noise, shifted, row.cv));
+        return v;
+      };
+      for (int r = 0; r < k_base_runs; ++r) {
+        it.base.runs.push_back(run(level));
+        it.base.values.insert(it.base.values.end(), it.base.runs.back().begin(), it.base.runs.back().end());
+      }
+      it.base.ok = k_base_runs * k_trials_per_run;
+      if (row.history)
+        for (int r = 0; r < k_history_runs; ++r) it.history.push_back(run(level));
+      // The candidate is one run: one run effect for all its trials, the added ones too.
+      m_cand_center.push_back(level * (i == m_slow ? 1 - m_drop : 1) * (1 + m_draw.run_effect(run_sd)));
+      for (int k = 0; k < k_trials_per_run; ++k) it.cand.values.push_back(cand_value(i));
+      it.cand.ok = k_trials_per_run;
       m_items.push_back(std::move(it));
     }
   }
@@ -113,24 +143,23 @@ class SimulatedGate final : public analysis::TrialSource {
     for (const auto& r : reqs)
       for (int i = 0; i < k_configs; ++i)
         if (m_items[static_cast<std::size_t>(i)].params_json == r.params_json)
-          for (int k = 0; k < r.count; ++k) m_items[static_cast<std::size_t>(i)].cand.values.push_back(cand_value(i));
+          for (int k = 0; k < r.count; ++k) {
+            m_items[static_cast<std::size_t>(i)].cand.values.push_back(cand_value(i));
+            ++m_items[static_cast<std::size_t>(i)].cand.ok;
+          }
     return Ok{};
   }
   const std::vector<analysis::GateItem>& initial() const { return m_items; }
   const model::GatePolicy& policy() const { return m_policy; }
 
  private:
-  double cand_value(int i) {
-    double level = m_level[static_cast<std::size_t>(i)] * (i == m_slow ? 1 - m_drop : 1);
-    return m_draw(m_noise, level, m_cv);
-  }
+  double cand_value(int i) { return m_draw.trial(m_row.noise, m_cand_center[static_cast<std::size_t>(i)], m_row.cv); }
   Draw m_draw;
-  Noise m_noise;
-  double m_cv;
+  Row m_row;
   int m_slow;
   double m_drop;
   model::GatePolicy m_policy = model::default_gate_policy();
-  std::vector<double> m_level;
+  std::vector<double> m_level, m_cand_center;
   std::vector<analysis::GateItem> m_items;
 };
 
@@ -170,50 +199,79 @@ void perfgate_rule(const std::vector<model::Comparison>& cs, int slow, int added
 
 std::string pct(int k, int n) { return n == 0 ? "-" : fmt::format("{:.1f}%", 100.0 * k / n); }
 
+// The drop a single candidate run must be able to show at each run-to-run spread.
+double drop_for(double rho) { return rho == 0 ? 0.05 : rho <= 0.5 ? 0.10 : rho <= 1 ? 0.15 : 0.25; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int gates = 200;
-  std::uint64_t seed = 20261129;
+  std::uint64_t seed = 20261201;
   double outlier_mads = model::default_gate_policy().baseline_outlier_mads;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[i + 1]);
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[++i]);
   }
-  fmt::print("gate calibration: {} gates per row, {} comparisons per gate, baseline {} trials, candidate {} -> at most 20 "
-             "(adaptive), seed {}, baseline hiccups beyond {:g} MADs left out{}\n\n",
-             gates, k_configs, k_base_trials, k_cand_trials, seed, outlier_mads, outlier_mads > 0 ? "" : " (off)");
-  fmt::print("{:<5} {:<11} {:>4}  {:<22} {:>22} {:>16} {:>22}\n", "test", "noise", "CV", "rule",
-             "gates w/ false alarm", "gates detecting", "extra trials per gate");
+  fmt::print("gate calibration: {} gates per row, {} comparisons per gate, baseline {} runs x {} trials (+{} history runs "
+             "where marked), candidate 1 run of {} -> at most 20 trials (adaptive), seed {}, baseline hiccups beyond {:g} "
+             "MADs left out{}\n",
+             gates, k_configs, k_base_runs, k_trials_per_run, k_history_runs, k_trials_per_run, seed, outlier_mads,
+             outlier_mads > 0 ? "" : " (off)");
+  fmt::print("noise: run effect N(0, (rho cv)^2) per run and configuration, trial noise of relative spread cv\n\n");
+  fmt::print("{:<5} {:<10} {:>4} {:>4} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", "test", "noise", "CV", "rho",
+             "baseline", "drop", "rule", "false alarm", "detected", "extra");
   bool ok = true;
   std::uint64_t s = seed;
+  std::vector<Noise> noises = quick ? std::vector<Noise>{Noise::Normal}
+                                    : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
   for (bool ab : {false, true}) {
-    for (Noise noise : {Noise::Normal, Noise::LogNormal, Noise::Bimodal, Noise::Outliers}) {
+    for (Noise noise : noises) {
       for (double cv : {0.01, 0.02, 0.05}) {
-        Tally adaptive, fixed, cpy;
-        for (int g = 0; g < gates; ++g) {
-          int slow = ab ? static_cast<int>(s % k_configs) : -1;
-          SimulatedGate sim(noise, cv, slow, 0.05, ++s * 0x9E3779B97F4A7C15ull, outlier_mads);
-          compare_py(sim.initial(), slow, cpy);
-          perfgate_rule(analysis::evaluate(sim.initial(), sim.policy()), slow, 0, fixed);
-          analysis::AdaptiveOptions ao;
-          ao.max_trials = 20;
-          auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
-          if (!out) return 3;
-          perfgate_rule(out->comparisons, slow, out->trials_added, adaptive);
+        for (double rho : {0.0, 0.5, 1.0, 2.0}) {
+          for (bool history : {false, true}) {
+            Row row{noise, cv, rho, history};
+            const double drop = drop_for(rho);
+            Tally two_level, pooled, cpy;
+            for (int g = 0; g < gates; ++g) {
+              int slow = ab ? static_cast<int>(s % k_configs) : -1;
+              const std::uint64_t gate_seed = ++s * 0x9E3779B97F4A7C15ull;
+              analysis::AdaptiveOptions ao;
+              ao.max_trials = 20;
+              {
+                SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, true);
+                compare_py(sim.initial(), slow, cpy);
+                auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
+                if (!out) return 3;
+                perfgate_rule(out->comparisons, slow, out->trials_added, two_level);
+              }
+              {
+                // The same data (same seed) through the pooled test.
+                SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, false);
+                auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
+                if (!out) return 3;
+                perfgate_rule(out->comparisons, slow, out->trials_added, pooled);
+              }
+            }
+            const char* test = ab ? "A/B" : "A/A";
+            for (auto [rule, t] : {std::pair{"perfgate (two levels)", &two_level}, std::pair{"pooled trials (before)", &pooled},
+                                   std::pair{"compare.py (U, 0.05)", &cpy}}) {
+              fmt::print("{:<5} {:<10} {:>3.0f}% {:>4.1f} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", test, name_of(noise),
+                         cv * 100, rho, history ? "10 runs" : "3 runs", ab ? fmt::format("{:.0f}%", drop * 100) : "-",
+                         rule, pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
+                         t == &cpy ? "-" : fmt::format("{:.1f}", double(t->extra_trials) / t->gates));
+            }
+            std::fflush(stdout);
+            // Targets: A/A at most 1 % of gates with a false regression up to rho 1;
+            // A/B at 2 % CV, normal noise, detected in at least 95 % of gates up to rho 1.
+            if (!ab && rho <= 1 && two_level.gates_with_false_regression * 100 > two_level.gates) ok = false;
+            if (ab && cv == 0.02 && noise == Noise::Normal && rho <= 1 &&
+                two_level.gates_detecting * 100 < 95 * two_level.gates)
+              ok = false;
+          }
         }
-        const char* test = ab ? "A/B" : "A/A";
-        for (auto [rule, t] : {std::pair{"perfgate --adaptive", &adaptive}, std::pair{"perfgate (5 trials)", &fixed},
-                               std::pair{"compare.py (U, 0.05)", &cpy}}) {
-          fmt::print("{:<5} {:<11} {:>3.0f}%  {:<22} {:>22} {:>16} {:>22}\n", test, name_of(noise), cv * 100, rule,
-                     pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
-                     t == &adaptive || t == &fixed ? fmt::format("{:.1f}", double(t->extra_trials) / t->gates) : "-");
-        }
-        // The targets: A/A at most 1 % of gates with a false regression;
-        // A/B with 2 % CV detected in at least 95 % of gates, no other flagged.
-        if (adaptive.gates_with_false_regression * 100 > adaptive.gates) ok = false;
-        if (ab && cv == 0.02 && noise == Noise::Normal && adaptive.gates_detecting * 100 < 95 * adaptive.gates) ok = false;
       }
     }
   }

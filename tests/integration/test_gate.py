@@ -393,7 +393,8 @@ workloads:
         self.assertEqual(report["candidate"]["run"], cand)
         step = self.comparison(report, "step_time_ms", "sim")
         thr = self.comparison(report, "throughput", "sim")
-        self.assertEqual((step["n_base"], step["n_cand"]), (8, 8))
+        # A busy machine's hiccup in the baseline is left out (and counted) by the gate.
+        self.assertEqual((step["n_base"] + step["base_left_out"], step["n_cand"]), (8, 8))
         self.assertEqual(step["verdict"], "regression", step)
         self.assertEqual(thr["verdict"], "regression", thr)
         self.assertGreater(step["change"], 0.30, step)
@@ -410,11 +411,15 @@ class GateAdaptive(GateTestCase):
         # Two candidate trials, 30 % slower: too few to test (min_trials 3).
         cand = self.run_suite(suite, "--set", "repeats=2", NOISY_SCALE="1.3")
         self.assertEqual(self.trial_count(cand), 2)
-        r, report = self.gate_json("--baseline", "tag:nightly", "--no-store", expect=EXIT_OK)
+        # Judged as it stands (--underpowered warn: no trials launched), it is inconclusive
+        # and says how many candidate trials would decide it.
+        r, report = self.gate_json("--baseline", "tag:nightly", "--no-store", "--underpowered", "warn", expect=EXIT_OK)
         step = self.comparison(report, "step_time_ms")
         self.assertEqual(step["verdict"], "inconclusive")
         self.assertGreater(step["extra_trials"], 0)
         self.assertIn("at least 3 per side", step["note"])
+        self.assertTrue(step["underpowered"])
+        self.assertEqual(self.trial_count(cand), 2)
 
         # The adaptive gate runs more candidate trials (the slower build still) and confirms it.
         js = self.tmp / "adaptive.json"
@@ -500,12 +505,18 @@ class GateAdaptive(GateTestCase):
         suite = self.noisy_suite(name="short", repeats=1)
         self.run_suite(suite)
         cand = self.run_suite(suite)
-        _, report = self.gate_json("--baseline", "1", "--no-store", expect=EXIT_OK)
+        # Underpowered, and no rerun helps: the gate fails (exit 1) and says to pool more runs.
+        r, report = self.gate_json("--baseline", "1", "--no-store", expect=EXIT_REGRESSION)
+        self.assertEqual(report["outcome"], "underpowered")
         step = self.comparison(report, "step_time_ms")
         self.assertEqual(step["verdict"], "inconclusive")
         self.assertIn("baseline is short", step["note"])
         self.assertLessEqual(step["extra_trials"], 0, "promises candidate trials that cannot decide: " + step["note"])
-        _, report = self.gate_json("--baseline", "1", "--adaptive", "--max-trials", "5", "--no-store", expect=EXIT_OK)
+        self.assertEqual(step["trials_for_resolution"], -1)
+        self.assertIn("pool more baseline runs", " ".join(report["warnings"]))
+        self.assertEqual(self.trial_count(cand), 1)
+        _, report = self.gate_json("--baseline", "1", "--adaptive", "--max-trials", "5", "--no-store",
+                                   expect=EXIT_REGRESSION)
         self.assertEqual(report["adaptive"]["trials_added"], 0)
         self.assertEqual(self.trial_count(cand), 1)
 
@@ -678,14 +689,17 @@ class GateBadInput(GateTestCase):
         self.assertEqual(len(row), 1, r.stdout)
         self.assertNotRegex(row[0], r"\s0 ms\s", row[0])
 
-    def test_single_trial_per_side_is_inconclusive(self):
+    def test_single_trial_per_side_is_underpowered_or_inconclusive(self):
         suite = self.noisy_suite(repeats=1)
         self.run_suite(suite)
         cand = self.run_suite(suite)
+        # No test can decide one trial against one: the gate cannot pass silently.
         r = self.pg("gate", "--baseline", "1")
-        self.assertExit(r, EXIT_OK, "one trial per side")
-        self.assertRegex(r.stdout.strip().splitlines()[-1], r"^INCONCLUSIVE: ")
-        r, report = self.gate_json("--baseline", "1", expect=EXIT_OK)
+        self.assertExit(r, EXIT_REGRESSION, "one trial per side")
+        self.assertRegex(r.stdout.strip().splitlines()[-1], r"^UNDERPOWERED: ")
+        self.assertEqual(self.trial_count(cand), 1, "a one-trial baseline is not topped up from the candidate side")
+        # Said as a warning only, it is inconclusive and exits 0 (4 with --strict).
+        r, report = self.gate_json("--baseline", "1", "--underpowered", "warn", expect=EXIT_OK)
         self.assertEqual(report["outcome"], "inconclusive")
         for metric in ("step_time_ms", "throughput"):
             c = self.comparison(report, metric)
@@ -698,7 +712,7 @@ class GateBadInput(GateTestCase):
         self.assertStoredLikeReport(report)
         # --strict: inconclusive exits 4 (and still records the gate).
         n = len(self.gate_rows())
-        r = self.pg("gate", "--baseline", "1", "--strict")
+        r = self.pg("gate", "--baseline", "1", "--strict", "--underpowered", "warn")
         self.assertExit(r, EXIT_INCONCLUSIVE)
         self.assertEqual(len(self.gate_rows()), n + 1)
         self.assertEqual(self.gate_rows()[-1]["outcome"], "inconclusive")
@@ -727,7 +741,7 @@ class GateBadInput(GateTestCase):
         self.run_suite(suite, "--tag", "nightly")
         # Every third step NaN: left out of the trial values, which stay comparable.
         self.run_suite(suite, "--tag", "nightly", NOISY_NAN="every:3")
-        r, report = self.gate_json("--baseline", "1", "--no-store", expect=EXIT_OK)
+        r, report = self.gate_json("--baseline", "1", "--no-store", "--underpowered", "warn", expect=EXIT_OK)
         for metric in ("step_time_ms", "throughput"):
             self.assertEqual(self.comparison(report, metric)["verdict"], "unchanged")
         # Every step NaN: a verdict (or a message), not a crash, and valid JSON (no NaN literals).

@@ -255,6 +255,7 @@ items:
   - name: scaling
     check: scaling
     at_least: 0.1
+    optional: true
 """
 
     def perf_run(self):
@@ -299,16 +300,25 @@ workloads:
         self.assertEqual(suite.get("failures"), "1")
         self.assertEqual(suite.get("skipped"), "1")
 
-    def test_strict_fails_what_cannot_be_evaluated(self):
+    def test_pass_only_when_every_required_item_was_evaluated(self):
         self.perf_run()
-        # No soak run exists: the soak items are not evaluable, and say why.
+        # No soak run exists: the soak items are not evaluable, say why, and fail the checklist.
         r = self.perfgate("checklist", self.checklist(), "--run", "latest", "--format", "json")
-        self.assertExit(r, 0, "not evaluable is not a failure by default")
+        self.assertExit(r, 1, "a required item that cannot be evaluated fails the checklist")
         res = json.loads(r.stdout)
         soak_items = [i for i in res["items"] if "soak" in i["name"]]
         self.assertTrue(all(i["status"] == "not-evaluable" for i in soak_items))
         self.assertIn("no run tagged 'soak'", soak_items[0]["evidence"])
-        r = self.perfgate("checklist", self.checklist(), "--run", "latest", "--strict")
+        self.assertEqual(res["outcome"], "fail")
+        self.assertEqual(res["required_not_evaluable"], 2)
+        self.assertIn("every item not marked optional must be evaluated", res["headline"])
+        # Marked optional, they may stay unevaluated; --strict wants them evaluated too.
+        text = self.CHECKLIST.format(ratio=1.05).replace("    run: latest:soak\n", "    run: latest:soak\n    optional: true\n")
+        optional = self.write_suite(text, name="optional.yaml")
+        r = self.perfgate("checklist", optional, "--run", "latest")
+        self.assertExit(r, 0, "optional items may be unevaluated")
+        self.assertIn("PASS", r.stdout)
+        r = self.perfgate("checklist", optional, "--run", "latest", "--strict")
         self.assertExit(r, 1)
         self.assertIn("--strict", r.stdout)
 

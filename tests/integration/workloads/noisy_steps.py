@@ -23,6 +23,9 @@ each step adds a little noise of its own (cv / 4) around that level.
   --nan-env NAME          report step_time_ms and throughput as NaN when $NAME is
                           "all" or names this workload: in every step, or with
                           "every:K" (K >= 2) in every K-th step only
+  --kill-env NAME         SIGKILL itself after one step when $NAME lists this trial's
+                          repeat (PERFGATE_REPEAT, 0-based), e.g. "0,2,3": a build
+                          that crashes in some trials and not others
   --marker                ignored: lets a test find (and clean up) the process
 """
 import argparse
@@ -41,6 +44,7 @@ p.add_argument("--seed-from-env", action="append", default=None)
 p.add_argument("--scale-env")
 p.add_argument("--fail-env")
 p.add_argument("--nan-env")
+p.add_argument("--kill-env")
 p.add_argument("--marker")
 a = p.parse_args()
 
@@ -60,6 +64,7 @@ def chosen(env_name):
 
 
 fail = chosen(a.fail_env)
+kill = bool(a.kill_env) and os.environ.get("PERFGATE_REPEAT", "") in os.environ.get(a.kill_env, "").split(",")
 nan_every = 0
 if chosen(a.nan_env):
     nan_every = 1
@@ -80,6 +85,9 @@ for step in range(a.steps):
         emit({"step": step, "step_time_ms": math.nan, "throughput": math.nan, "loss": 1.0})
     else:
         emit({"step": step, "step_time_ms": ms, "throughput": a.batch / (ms / 1e3), "loss": 2.0 / (step + 1)})
+    if kill:
+        sys.stdout.flush()
+        os.kill(os.getpid(), 9)
     if fail:
         sys.stdout.flush()
         print(f"noisy_steps: failing on purpose ({a.fail_env}={os.environ.get(a.fail_env)})", file=sys.stderr)

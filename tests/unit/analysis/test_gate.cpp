@@ -36,9 +36,13 @@ GateItem item(const std::string& label, const std::string& metric, Better better
   return it;
 }
 
+// The comparison of the item's metric (a configuration whose trials failed
+// also gets a trials_failed comparison, checked on its own where it matters).
 model::Comparison one(const GateItem& it, const model::GatePolicy& p = model::default_gate_policy()) {
   auto cs = analysis::evaluate({it}, p);
-  REQUIRE(cs.size() == 1);
+  REQUIRE(!cs.empty());
+  REQUIRE(cs[0].metric.name == it.metric.name);
+  CHECK(cs.size() == (it.base.failed + it.cand.failed > 0 ? 2u : 1u));
   return cs[0];
 }
 
@@ -330,4 +334,148 @@ TEST_CASE("a slow mode of the baseline is not a hiccup", "[gate]") {
   auto c = one(item("a", "throughput", Better::Higher, base, noisy(1000, 0.01, 10, 17)));
   CHECK(c.base_left_out == 0);
   CHECK(c.n_base == 15);
+}
+
+namespace {
+
+// A baseline of several runs: each run's trials around center * (1 + its run effect).
+GateItem runs_item(const std::string& label, std::vector<std::vector<double>> base_runs, std::vector<double> cand) {
+  GateItem it = item(label, "step_time_ms", Better::Lower, {}, std::move(cand));
+  for (auto& r : base_runs) it.base.values.insert(it.base.values.end(), r.begin(), r.end());
+  it.base.runs = std::move(base_runs);
+  return it;
+}
+
+}  // namespace
+
+TEST_CASE("a 2x slowdown of every configuration at 3 candidate trials is a regression, jointly", "[gate]") {
+  // The smoke scenario: 12 configurations, 9 baseline trials (3 runs of 3)
+  // against 3; no one exact test can reach the level alone (p >= 0.0091).
+  // The gate also compares memory, which did not move: with its 12 large p
+  // in the family, Benjamini-Hochberg lifts the slowed ones' 0.0091 above 0.01.
+  std::vector<GateItem> items;
+  for (int i = 0; i < 12; ++i) {
+    const double level = 10.0 * (i + 1);
+    std::vector<std::vector<double>> runs, rss;
+    for (int r = 0; r < 3; ++r) runs.push_back(noisy(level, 0.02, 3, 100 + 10 * i + r));
+    for (int r = 0; r < 3; ++r) rss.push_back(noisy(500, 0.02, 3, 300 + 10 * i + r));
+    items.push_back(runs_item(std::to_string(i), runs, noisy(2 * level, 0.02, 3, 500 + i)));
+    auto mem = runs_item(std::to_string(i), rss, noisy(500, 0.02, 3, 600 + i));
+    mem.metric = model::MetricInfo{"peak_rss_mb", "MB", Better::Lower};
+    items.push_back(std::move(mem));
+  }
+  auto ev = analysis::evaluate_gate(items, model::default_gate_policy());
+  REQUIRE(ev.comparisons.size() == 24);
+  for (const auto& c : ev.comparisons) {
+    if (c.metric.name != "step_time_ms") continue;
+    INFO(c.label);
+    CHECK(c.p_adjusted > 0.01);
+    CHECK(c.p_trials >= 0.009);
+    CHECK(c.verdict == VerdictKind::Regression);
+    CHECK(c.joint);
+    CHECK(c.note.find("decided with the other configurations") != std::string::npos);
+  }
+  REQUIRE(ev.joint.size() == 2);
+  CHECK(ev.joint[0].metric == "step_time_ms");
+  CHECK(ev.joint[0].verdict == VerdictKind::Regression);
+  CHECK(ev.joint[0].moved_bad == 12);
+  CHECK(ev.joint[0].p_adjusted <= 0.01);
+  CHECK(ev.joint[1].verdict != VerdictKind::Regression);
+  CHECK(ev.family == 26);
+}
+
+TEST_CASE("a comparison whose test cannot reach the level is underpowered and says what would", "[gate]") {
+  std::vector<GateItem> items;
+  for (int i = 0; i < 12; ++i) {
+    std::vector<std::vector<double>> runs;
+    for (int r = 0; r < 3; ++r) runs.push_back(noisy(100, 0.02, 3, 700 + 10 * i + r));
+    items.push_back(runs_item(std::to_string(i), runs, noisy(100, 0.02, 3, 900 + i)));
+  }
+  auto ev = analysis::evaluate_gate(items, model::default_gate_policy());
+  CHECK(ev.alpha_lone == Approx(0.01 / 13));
+  for (const auto& c : ev.comparisons) {
+    INFO(c.label);
+    CHECK(c.underpowered);
+    CHECK(std::isinf(c.detectable_rel));
+    // 9 against 6: 2 / C(15, 6) = 0.0004 <= 0.01 / 13; against 5 it is 0.001.
+    CHECK(c.trials_for_resolution == 6);
+  }
+  CHECK(analysis::count_underpowered(ev.comparisons) == 12);
+  // With 6 candidate trials nothing is underpowered and each says how much it rules out.
+  for (int i = 0; i < 12; ++i) items[i].cand.values = noisy(100, 0.02, 6, 1100 + i);
+  auto more = analysis::evaluate_gate(items, model::default_gate_policy());
+  CHECK(analysis::count_underpowered(more.comparisons) == 0);
+  for (const auto& c : more.comparisons) {
+    INFO(c.label);
+    CHECK(std::isfinite(c.detectable_rel));
+    CHECK(c.detectable_rel >= c.threshold_rel);
+  }
+}
+
+TEST_CASE("crashing candidate trials are a failed verdict", "[gate]") {
+  // Two baseline runs of 5 trials, none failed; the candidate: 3 of 5 SIGKILLed.
+  auto it = runs_item("a", {noisy(100, 0.01, 5, 11), noisy(100, 0.01, 5, 12)}, noisy(100, 0.01, 2, 13));
+  it.base.ok = 10;
+  it.cand.ok = 2;
+  it.cand.failed = 3;
+  it.cand.failures = {"repeat 1: killed by signal 9 (Killed)", "repeat 3: killed by signal 9 (Killed)",
+                      "repeat 4: killed by signal 9 (Killed)"};
+  auto strict = analysis::evaluate_gate({it}, model::default_gate_policy());
+  REQUIRE(strict.comparisons.size() == 2);
+  const auto& metric = strict.comparisons[0];
+  const auto& fails = strict.comparisons[1];
+  CHECK(metric.verdict == VerdictKind::Failed);  // 2 successful trials cannot be tested
+  CHECK(fails.metric.name == "trials_failed");
+  CHECK(fails.verdict == VerdictKind::Failed);
+  CHECK(fails.failed_cand == 3);
+  CHECK(fails.n_cand == 5);
+  CHECK(fails.p_trials == Approx(10.0 / 455.0).epsilon(1e-9));  // Fisher: C(5,3) / C(15,3)
+  REQUIRE(fails.failures.size() == 3);
+  CHECK(fails.failures[0].find("signal 9") != std::string::npos);
+  // failures: test needs Fisher's test to say so; 3 of 5 against 0 of 10 is p = 0.022 > 0.01 alone.
+  auto policy = model::default_gate_policy();
+  policy.failures = model::FailurePolicy::Test;
+  auto tested = analysis::evaluate_gate({it}, policy);
+  CHECK(tested.comparisons[1].verdict == VerdictKind::Inconclusive);
+  // ... and a rise it can see is failed under either policy.
+  it.base.ok = 30;
+  it.cand.ok = 5;
+  it.cand.failed = 10;
+  it.cand.values = noisy(100, 0.01, 5, 14);
+  auto clear = analysis::evaluate_gate({it}, policy);
+  CHECK(clear.comparisons[1].verdict == VerdictKind::Failed);
+}
+
+TEST_CASE("a change within the run-to-run spread is not a regression; the same change without it is", "[gate]") {
+  // Baseline runs differ by about 6 % (one run effect per run), trials by 0.5 %:
+  // a +7 % candidate run stands out against the trials (Mann-Whitney p tiny)
+  // but not against the runs.
+  std::vector<double> run_effect = {0.0, 0.06, -0.05, 0.03, -0.06};
+  std::vector<std::vector<double>> runs;
+  for (std::size_t r = 0; r < run_effect.size(); ++r) runs.push_back(noisy(100 * (1 + run_effect[r]), 0.005, 5, 1300 + r));
+  auto spread = analysis::evaluate_gate({runs_item("s", runs, noisy(107, 0.005, 10, 1500))}, model::default_gate_policy());
+  const auto& c = spread.comparisons[0];
+  CHECK(c.p_trials < 0.01);
+  CHECK(c.run_spread_known);
+  CHECK(c.p_runs > 0.01);
+  CHECK(c.verdict != VerdictKind::Regression);
+  CHECK(c.run_sd_rel > 0.03);
+  // Runs that agree: the same +7 % is a regression.
+  std::vector<std::vector<double>> quiet;
+  for (int r = 0; r < 5; ++r) quiet.push_back(noisy(100, 0.005, 5, 1700 + r));
+  auto flat = analysis::evaluate_gate({runs_item("q", quiet, noisy(107, 0.005, 10, 1800))}, model::default_gate_policy());
+  CHECK(flat.comparisons[0].verdict == VerdictKind::Regression);
+  CHECK(flat.comparisons[0].run_spread_known);
+}
+
+TEST_CASE("one baseline run without history says the run-to-run spread is unknown", "[gate]") {
+  auto c = one(item("a", "step_time_ms", Better::Lower, noisy(100, 0.01, 10, 21), noisy(100, 0.01, 10, 22)));
+  CHECK_FALSE(c.run_spread_known);
+  CHECK(c.note.find("run-to-run spread unknown") != std::string::npos);
+  // History runs of the configuration give it.
+  auto it = item("a", "step_time_ms", Better::Lower, noisy(100, 0.01, 10, 21), noisy(100, 0.01, 10, 22));
+  it.history = {noisy(101, 0.01, 10, 23), noisy(99, 0.01, 10, 24)};
+  auto h = one(it);
+  CHECK(h.run_spread_known);
+  CHECK(h.history_runs == 2);
 }

@@ -118,7 +118,7 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 }  // namespace
 
 TEST_CASE("sampler kinds and unknown kinds", "[sampling]") {
-  CHECK(s::sampler_kinds() == std::vector<std::string>{"proc", "npu-smi", "nvidia-smi", "command"});
+  CHECK(s::sampler_kinds() == std::vector<std::string>{"proc", "npu-smi", "nvidia-smi", "command", "host"});
   for (const auto& k : {"proc", "npu-smi", "nvidia-smi"}) {
     auto made = s::make_sampler(spec_of(k));
     REQUIRE(made);

@@ -1,0 +1,43 @@
+#include "harness/sampling/host_probe.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace perfgate::sampling {
+
+HostProbe::HostProbe(std::size_t memory_bytes, int fp_iterations, int chase_steps)
+    : m_next(std::max<std::size_t>(2, memory_bytes / sizeof(std::uint32_t))),
+      m_fp_iterations(fp_iterations),
+      m_chase_steps(chase_steps) {
+  // Sattolo's shuffle makes one cycle through every slot, so the chase never
+  // settles into a short loop that stays in cache. A fixed 64-bit LCG
+  // (Knuth's MMIX constants) makes it the same cycle on every machine.
+  std::iota(m_next.begin(), m_next.end(), 0u);
+  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  for (std::size_t i = m_next.size() - 1; i > 0; --i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    std::size_t j = static_cast<std::size_t>((state >> 33) % i);
+    std::swap(m_next[i], m_next[j]);
+  }
+}
+
+double HostProbe::run_ms() {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Each step depends on the one before: the time is latency, which is what a
+  // busy neighbour on the core (or a slower clock) stretches.
+  double x = 1.0;
+  for (int i = 0; i < m_fp_iterations; ++i) x = x * 0.999999 + 1e-6;
+  std::uint32_t p = m_position;
+  for (int i = 0; i < m_chase_steps; ++i) p = m_next[p];
+  m_position = p;
+  const auto t1 = std::chrono::steady_clock::now();
+  // Keep the results observable so the work is not optimised away.
+  volatile double sink_x = x;
+  volatile std::uint32_t sink_p = p;
+  (void)sink_x;
+  (void)sink_p;
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+}  // namespace perfgate::sampling

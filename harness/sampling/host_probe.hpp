@@ -1,0 +1,29 @@
+#pragma once
+// The host probe: a fixed piece of CPU and memory work, timed. The same work
+// on the same machine takes the same time unless something else competes for
+// the core, its caches or its memory (another tenant, a CPU hog, a lowered
+// clock), so a slower probe beside a slower trial says the machine moved, not
+// the code. A few milliseconds: cheap enough to run every second of a soak.
+
+#include <cstdint>
+#include <vector>
+
+namespace perfgate::sampling {
+
+class HostProbe {
+ public:
+  // The work: a dependent floating-point chain (latency of the core) and a
+  // pointer chase through a fixed random cycle of `memory_bytes` (latency of
+  // caches and memory). The cycle is built once, from a fixed seed.
+  explicit HostProbe(std::size_t memory_bytes = 4 << 20, int fp_iterations = 400'000, int chase_steps = 40'000);
+  // Runs the work once; wall milliseconds.
+  double run_ms();
+
+ private:
+  std::vector<std::uint32_t> m_next;  // a single cycle over all slots (Sattolo's algorithm)
+  int m_fp_iterations;
+  int m_chase_steps;
+  std::uint32_t m_position = 0;
+};
+
+}  // namespace perfgate::sampling

@@ -1,0 +1,216 @@
+#include "harness/stats/two_level.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/special_functions/polygamma.hpp>
+#include <boost/math/special_functions/trigamma.hpp>
+
+namespace perfgate::stats {
+
+namespace {
+
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+// Beyond this many degrees of freedom Student's t is the normal distribution.
+constexpr double k_df_normal = 1e6;
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double t_sf(double t, double df) {
+  if (!(df < k_df_normal)) {
+    static const boost::math::normal_distribution<double> n01(0.0, 1.0);
+    return boost::math::cdf(boost::math::complement(n01, t));
+  }
+  const boost::math::students_t_distribution<double> dist(df);
+  return boost::math::cdf(boost::math::complement(dist, t));
+}
+
+double t_quantile(double p, double df) {
+  if (!(df < k_df_normal)) {
+    static const boost::math::normal_distribution<double> n01(0.0, 1.0);
+    return boost::math::quantile(n01, p);
+  }
+  const boost::math::students_t_distribution<double> dist(df);
+  return boost::math::quantile(dist, p);
+}
+
+}  // namespace
+
+RunSpread run_spread(std::span<const std::vector<double>> spread_runs, std::span<const double> cand) {
+  RunSpread s;
+  std::vector<double> means;
+  double inv_n = 0, ss_within = 0;
+  auto add_within = [&](std::span<const double> v) {
+    if (v.size() < 2) return;
+    double m = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    for (double x : v) ss_within += (x - m) * (x - m);
+    s.within_df += static_cast<double>(v.size() - 1);
+  };
+  for (const auto& run : spread_runs) {
+    if (run.empty()) continue;
+    means.push_back(mean_of(run));
+    inv_n += 1.0 / static_cast<double>(run.size());
+    add_within(run);
+  }
+  add_within(cand);
+  s.runs = static_cast<int>(means.size());
+  if (s.within_df > 0) s.within_var = ss_within / s.within_df;
+  if (s.runs >= 1) s.mean_inv_n = inv_n / s.runs;
+  if (s.runs >= 2) {
+    double m = 0;
+    for (double v : means) m += v;
+    m /= s.runs;
+    double ss = 0;
+    for (double v : means) ss += (v - m) * (v - m);
+    s.between_df = s.runs - 1;
+    s.between_var = ss / s.between_df;
+  }
+  return s;
+}
+
+double trigamma_inverse(double y) {
+  if (!(y > 0)) return k_nan;
+  if (y > 1e7) return 1 / std::sqrt(y);
+  if (y < 1e-6) return 1 / y;
+  // trigamma is convex and decreasing; from this start Newton's steps
+  // increase x monotonically to the root (Smyth 2004, limma's trigammaInverse).
+  double x = 0.5 + 1 / y;
+  for (int i = 0; i < 50; ++i) {
+    const double tri = boost::math::trigamma(x);
+    const double step = tri * (1 - tri / y) / boost::math::polygamma(2, x);
+    x += step;
+    if (-step / x < 1e-8) break;
+  }
+  return x;
+}
+
+VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df) {
+  VariancePrior prior;
+  std::vector<double> e, half_df;
+  const std::size_t n = std::min(var.size(), df.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(df[i] > 0) || !(var[i] > 0) || !std::isfinite(var[i])) continue;
+    const double h = df[i] / 2;
+    // log s^2 has mean log sigma^2 + digamma(d/2) - log(d/2) and variance trigamma(d/2).
+    e.push_back(std::log(var[i]) - boost::math::digamma(h) + std::log(h));
+    half_df.push_back(h);
+  }
+  if (e.size() < 3) return prior;
+  double e_mean = 0;
+  for (double v : e) e_mean += v;
+  e_mean /= static_cast<double>(e.size());
+  double e_var = 0, trigamma_mean = 0;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    e_var += (e[i] - e_mean) * (e[i] - e_mean);
+    trigamma_mean += boost::math::trigamma(half_df[i]);
+  }
+  e_var /= static_cast<double>(e.size() - 1);
+  trigamma_mean /= static_cast<double>(e.size());
+  const double excess = e_var - trigamma_mean;
+  if (excess > 0) {
+    prior.df = 2 * trigamma_inverse(excess);
+    prior.var = std::exp(e_mean + boost::math::digamma(prior.df / 2) - std::log(prior.df / 2));
+  } else {
+    // The variances agree no less closely than sampling alone would make them.
+    prior.df = k_inf;
+    prior.var = std::exp(e_mean);
+  }
+  return prior;
+}
+
+TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::span<const double> cand,
+                        const RunSpread& spread, const VariancePrior& prior, double level) {
+  TwoLevel r;
+  std::vector<double> means;
+  double inv_n_sum = 0;
+  for (const auto& run : base_runs) {
+    if (run.empty()) continue;
+    means.push_back(mean_of(run));
+    inv_n_sum += 1.0 / static_cast<double>(run.size());
+  }
+  if (means.empty() || cand.empty()) return r;
+  const double k = static_cast<double>(means.size());
+  double base = 0;
+  for (double m : means) base += m;
+  base /= k;
+  double cand_mean = 0;
+  for (double v : cand) cand_mean += v;
+  cand_mean /= static_cast<double>(cand.size());
+  r.diff = cand_mean - base;
+
+  const double sigma2 = spread.within_df > 0 ? spread.within_var : 0;
+  const double within_df = spread.within_df > 0 ? spread.within_df : k_inf;
+  // Within-run noise of D alone: what it is when the runs do not differ.
+  const double within_part = sigma2 * (1.0 / static_cast<double>(cand.size()) + inv_n_sum / (k * k));
+
+  // The spread of run means, moderated by the prior.
+  double s2 = k_nan, df_b = 0;
+  const bool own = spread.between_df > 0 && std::isfinite(spread.between_var);
+  const bool has_prior = prior.df > 0 && std::isfinite(prior.var);
+  if (own && has_prior) {
+    if (std::isinf(prior.df)) s2 = prior.var;
+    else s2 = (prior.df * prior.var + spread.between_df * spread.between_var) / (prior.df + spread.between_df);
+    df_b = prior.df + spread.between_df;
+  } else if (own) {
+    s2 = spread.between_var;
+    df_b = spread.between_df;
+  } else if (has_prior) {
+    s2 = prior.var;
+    df_b = prior.df;
+  }
+
+  double var_d = within_part, df = within_df;
+  if (df_b > 0) {
+    r.spread_known = true;
+    r.tau2 = std::max(0.0, s2 - sigma2 * spread.mean_inv_n);
+    // Var(D) = tau^2 (1 + 1/k) + within_part, with tau^2 = s2 - sigma^2 mean(1/n):
+    // a s2 + c sigma^2 on two independent estimates (Satterthwaite).
+    const double a = 1 + 1 / k;
+    const double c = within_part / (sigma2 > 0 ? sigma2 : 1) - spread.mean_inv_n * a;
+    const double combined = a * s2 + (sigma2 > 0 ? c * sigma2 : 0);
+    if (combined > within_part) {
+      var_d = combined;
+      const double term_b = a * s2, term_w = sigma2 > 0 ? c * sigma2 : 0;
+      const double denom = term_b * term_b / df_b + (std::isinf(within_df) ? 0 : term_w * term_w / within_df);
+      df = denom > 0 ? var_d * var_d / denom : k_inf;
+    }
+  }
+  if (!(var_d > 0)) {
+    // No noise at all: any difference is exact; none is none.
+    r.se = 0;
+    r.df = df;
+    r.p_two_sided = r.diff == 0 ? 1 : 0;
+    r.low = r.high = r.diff;
+    r.t = r.diff == 0 ? 0 : std::copysign(k_inf, r.diff);
+    return r;
+  }
+  r.se = std::sqrt(var_d);
+  r.df = std::min(df, k_inf);
+  r.t = r.diff / r.se;
+  if (!(r.df >= 1)) r.df = 1;  // fewer is an artefact of the approximation; one is the least a t has
+  r.p_two_sided = std::min(1.0, 2 * t_sf(std::fabs(r.t), r.df));
+  const double q = t_quantile(0.5 + std::clamp(level, 1e-12, 1 - 1e-12) / 2, r.df);
+  r.low = r.diff - q * r.se;
+  r.high = r.diff + q * r.se;
+  return r;
+}
+
+double detectable_shift(double se, double df, double alpha, double power) {
+  if (!(se >= 0)) return k_nan;
+  if (!(df >= 1)) df = 1;
+  alpha = std::clamp(alpha, 1e-300, 1 - 1e-12);
+  power = std::clamp(power, 1e-12, 1 - 1e-12);
+  return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * se;
+}
+
+}  // namespace perfgate::stats
