@@ -477,6 +477,26 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     if (c.verdict == VerdictKind::Inconclusive) {
       int need = candidate_trials_needed(c, tested[k].sd_rel, alpha_decide, policy);
       c.extra_trials = need < 0 ? -1 : std::max(1, need - c.n_cand);
+      // Candidate trials shrink the trial noise only: when the runs' own
+      // spread keeps the interval too wide to decide either way, no number
+      // of them will (more baseline runs, or history, would).
+      const auto& tl = levels[k];
+      if (tl.spread_known && tl.tau2 > 0) {
+        // Hopeless only when the interval can never fit inside the threshold
+        // and even a change two standard errors beyond today's estimate
+        // would not be flagged.
+        const double q_sig = stats::detectable_shift(tl.se_floor, tl.df, alpha_decide, 0.5);
+        const double q_ci = stats::detectable_shift(tl.se_floor, tl.df, 1 - policy.confidence, 0.5);
+        const double plausible = std::fabs(c.change_rel) + 2 * tl.se;
+        if (q_ci >= c.threshold_rel && plausible < q_sig) {
+          c.extra_trials = -1;
+          c.trials_cannot_decide = true;
+          c.note += (c.note.empty() ? "" : "; ") +
+                    fmt::format("more candidate trials cannot decide it: the baseline runs differ by {:.1f} % among "
+                                "themselves (pool more runs, or keep history)",
+                                100 * std::sqrt(tl.tau2));
+        }
+      }
     }
   }
   // Comparisons too small to test at all: the candidate trials that would
@@ -652,13 +672,16 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     bool needs_resolution = c.underpowered && c.trials_for_resolution > 0 && c.verdict != VerdictKind::Regression &&
                             c.verdict != VerdictKind::Failed && c.verdict != VerdictKind::Missing;
     if (!suspicious && !needs_resolution && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
-    // Untested for want of baseline trials: no candidate trial can change that.
-    if (!c.tested && c.extra_trials < 0 && !needs_resolution) continue;
+    // Untested for want of baseline trials, or undecidable for the runs'
+    // spread: no candidate trial can change that.
+    if ((!c.tested || c.trials_cannot_decide) && c.extra_trials < 0 && !needs_resolution) continue;
     // Trials already spent on this configuration, failed ones included.
     int room = opt.max_trials - (c.n_cand + c.failed_cand);
     if (room <= 0) continue;
+    const bool undecided = suspicious || (c.verdict == VerdictKind::Inconclusive && may_regress);
     int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;
-    if (needs_resolution) want = std::max(want, c.trials_for_resolution - c.n_cand);
+    // Resolution alone needs exactly the trials that let the test reach the level.
+    if (needs_resolution) want = undecided ? std::max(want, c.trials_for_resolution - c.n_cand) : c.trials_for_resolution - c.n_cand;
     int count = std::clamp(want, 1, std::min(room, opt.max_batch));
     auto key = config_key(c.workload, c.params_json);
     auto [pos, fresh] = index.try_emplace(key, out.size());
@@ -701,6 +724,16 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
       }
     }
     auto cs = evaluate_gate(items, interim).comparisons;
+    if (g.looks > 1) {
+      // Resolution is judged at the level that decides (the final look's):
+      // the interim looks' strict level would ask for trials no final
+      // verdict needs.
+      auto at_final = evaluate_gate(items, final_policy).comparisons;
+      for (std::size_t i = 0; i < cs.size() && i < at_final.size(); ++i) {
+        cs[i].underpowered = at_final[i].underpowered;
+        cs[i].trials_for_resolution = at_final[i].trials_for_resolution;
+      }
+    }
     auto req = adaptive_requests(cs, interim, opt);
     if (req.empty() || round >= opt.max_trials) break;
     if (auto st = source.add_trials(req); !st) return st.error();

@@ -202,7 +202,12 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
                  : "no number of candidate trials would: pool more baseline runs"));
   }
   r.outcome = report::gate_outcome(r.counts, r.underpowered, action);
-  if (r.counts.failed > 0 && r.counts.failed == r.counts.total()) j.exit_code = static_cast<int>(ExitCode::HarnessError);
+  // Exit 3 is for a candidate with nothing to judge: every trial failed. A
+  // build that crashes in some trials is a failed gate (exit 1).
+  const bool none_ran = std::none_of(cand->trials.begin(), cand->trials.end(),
+                                     [](const model::TrialRecord& t) { return t.status == model::TrialStatus::Ok; });
+  if (r.counts.failed > 0 && r.counts.failed == r.counts.total() && none_ran)
+    j.exit_code = static_cast<int>(ExitCode::HarnessError);
   else if (r.outcome == "regression" || r.outcome == "underpowered") j.exit_code = static_cast<int>(ExitCode::Regression);
   else if (r.outcome == "inconclusive" && s.strict) j.exit_code = static_cast<int>(ExitCode::Inconclusive);
   return j;
@@ -210,7 +215,7 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
 
 // The format was checked up front (check_format).
 void print_report(const report::GateReport& r, const std::string& format) {
-  if (format == "markdown") std::cout << report::gate_markdown(r);
+  if (format == "markdown" || format == "md") std::cout << report::gate_markdown(r);
   else if (format == "json") std::cout << report::gate_json(r);
   else std::cout << report::gate_table(r, use_colour());
 }
@@ -236,8 +241,8 @@ void setup_compare(CLI::App& sub, State& s) {
 }
 
 Status check_format(const std::string& format) {
-  if (format == "table" || format == "markdown" || format == "json") return Ok{};
-  return Error::input(fmt::format("--format '{}': use table, markdown or json", format));
+  if (format == "table" || format == "markdown" || format == "md" || format == "json") return Ok{};
+  return Error::input(fmt::format("--format '{}': use table, markdown (md) or json", format));
 }
 
 int do_compare(State& s) {
@@ -405,7 +410,7 @@ int do_checklist(State& s) {
     if (auto wr = write_file(*path, render(*res, s.strict)); !wr) return fail(wr.error());
   }
   std::cout << (s.format == "json"       ? report::checklist_json(*res, s.strict)
-                : s.format == "markdown" ? report::checklist_markdown(*res, s.strict)
+                : s.format == "markdown" || s.format == "md" ? report::checklist_markdown(*res, s.strict)
                                          : report::checklist_table(*res, s.strict));
   return analysis::checklist_failed(*res, s.strict) ? static_cast<int>(ExitCode::Regression) : 0;
 }

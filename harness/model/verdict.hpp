@@ -131,6 +131,7 @@ struct Comparison {
   bool underpowered = false;
   int trials_for_resolution = 0;         // -1: no number of candidate trials will do
   bool joint = false;                    // decided by the joint test of its metric across configurations
+  bool trials_cannot_decide = false;     // the runs' spread keeps it undecided whatever the candidate adds
   std::vector<std::string> failures;     // failed candidate trials: exit code / signal / first error line
 };
 

@@ -173,18 +173,20 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
   if (df_b > 0) {
     r.spread_known = true;
     r.tau2 = std::max(0.0, s2 - sigma2 * spread.mean_inv_n);
-    // Var(D) = tau^2 (1 + 1/k) + within_part, with tau^2 = s2 - sigma^2 mean(1/n):
-    // a s2 + c sigma^2 on two independent estimates (Satterthwaite).
-    const double a = 1 + 1 / k;
-    const double c = within_part / (sigma2 > 0 ? sigma2 : 1) - spread.mean_inv_n * a;
-    const double combined = a * s2 + (sigma2 > 0 ? c * sigma2 : 0);
-    if (combined > within_part) {
-      var_d = combined;
-      const double term_b = a * s2, term_w = sigma2 > 0 ? c * sigma2 : 0;
-      const double denom = term_b * term_b / df_b + (std::isinf(within_df) ? 0 : term_w * term_w / within_df);
-      df = denom > 0 ? var_d * var_d / denom : k_inf;
-    }
+    // Var(D) = tau^2 (1 + 1/k) + within_part. Degrees of freedom by
+    // Satterthwaite over the two components, the run part carrying the
+    // spread's and the trial part the pooled within-run variance's: as the
+    // run variance vanishes D is judged on trial noise (df_w), as it
+    // dominates on the runs (df_b). With equal trials per run and no prior
+    // the variance is the prediction test's s_m^2 (1 + 1/k) and the df at
+    // least its k - 1.
+    const double run_part = r.tau2 * (1 + 1 / k);
+    var_d = run_part + within_part;
+    r.se_floor = std::sqrt(run_part + sigma2 * inv_n_sum / (k * k));
+    const double denom = run_part * run_part / df_b + (std::isinf(within_df) ? 0 : within_part * within_part / within_df);
+    df = denom > 0 ? var_d * var_d / denom : k_inf;
   }
+  if (df_b <= 0) r.se_floor = std::sqrt(sigma2 * inv_n_sum / (k * k));
   if (!(var_d > 0)) {
     // No noise at all: any difference is exact; none is none.
     r.se = 0;

@@ -13,9 +13,10 @@
 // same gate with Smyth's empirical-Bayes prior (Smyth 2004, "Linear models and
 // empirical Bayes methods for assessing differential expression in microarray
 // experiments", Stat. Appl. Genet. Mol. Biol. 3(1), section 6.2). The degrees
-// of freedom of D's variance follow Satterthwaite (1946). With equal trials
-// per run and no prior this is the classical prediction interval of a new
-// run: t = D / (s_m sqrt(1 + 1/k)) on k - 1 degrees of freedom.
+// of freedom of D's variance follow Satterthwaite (1946) over its run and
+// trial components. With equal trials per run and no prior the variance is
+// the classical prediction interval's of a new run, s_m^2 (1 + 1/k), and the
+// degrees of freedom at least its k - 1.
 //
 // Pure functions; callers pass finite values (relative units are theirs to choose).
 
@@ -66,6 +67,9 @@ struct TwoLevel {
   double p_two_sided = 1;
   double low = std::numeric_limits<double>::quiet_NaN(), high = std::numeric_limits<double>::quiet_NaN();
   double tau2 = 0;            // between-run variance used (moderated, at least 0)
+  // The standard error D would keep with any number of candidate trials: the
+  // runs' spread and the baseline's own trial noise.
+  double se_floor = 0;
 };
 
 // D with its interval at `level`. An empty candidate or no baseline run gives

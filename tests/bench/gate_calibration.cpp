@@ -28,8 +28,9 @@
 // of Google Benchmark's compare.py (Mann-Whitney U at alpha 0.05, no
 // correction, a worse median counts as a regression) on the initial data.
 //
-// Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K] [--quick]
-// (documented in docs/statistics.md; --quick runs the normal-noise rows only)
+// Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K] [--quick] [--aa|--ab] [--cv C] [--rho R]
+// (documented in docs/statistics.md; --quick runs the normal-noise rows only;
+// --aa / --ab / --cv / --rho run only those rows)
 
 #include <cmath>
 #include <cstdint>
@@ -191,6 +192,17 @@ void perfgate_rule(const std::vector<model::Comparison>& cs, int slow, int added
     if (c.label == fmt::format("config={}", slow)) detected = true;
     else false_alarm = true;
   }
+  // PERFGATE_CALIBRATION_DEBUG=1: why a slowed configuration was missed, and what raised a false alarm.
+  if (std::getenv("PERFGATE_CALIBRATION_DEBUG")) {
+    for (const auto& c : cs) {
+      bool is_slow = c.label == fmt::format("config={}", slow);
+      if ((is_slow && !detected) || (!is_slow && c.verdict == model::VerdictKind::Regression))
+        fmt::print(stderr, "  {} {}: {} change {:+.2f}% [{:+.2f}, {:+.2f}] p_trials {:.2g} p_runs {:.2g} p_adj {:.2g} n {}/{} "
+                   "run_sd {:.3f} note {}\n", is_slow ? "missed" : "false", c.label, model::to_string(c.verdict),
+                   100 * c.change_rel, 100 * c.change_low_rel, 100 * c.change_high_rel, c.p_trials, c.p_runs,
+                   c.p_adjusted, c.n_base, c.n_cand, c.run_sd_rel, c.note);
+    }
+  }
   ++t.gates;
   t.gates_with_false_regression += false_alarm;
   t.gates_detecting += detected;
@@ -209,8 +221,14 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 20261201;
   double outlier_mads = model::default_gate_policy().baseline_outlier_mads;
   bool quick = false;
+  double only_cv = -1, only_rho = -1;
+  int only_test = -1;  // 0 A/A, 1 A/B
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--aa")) only_test = 0;
+    else if (!std::strcmp(argv[i], "--ab")) only_test = 1;
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--cv")) only_cv = std::atof(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--rho")) only_rho = std::atof(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[++i]);
@@ -228,9 +246,12 @@ int main(int argc, char** argv) {
   std::vector<Noise> noises = quick ? std::vector<Noise>{Noise::Normal}
                                     : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
   for (bool ab : {false, true}) {
+    if (only_test >= 0 && ab != (only_test == 1)) continue;
     for (Noise noise : noises) {
       for (double cv : {0.01, 0.02, 0.05}) {
+        if (only_cv >= 0 && std::fabs(cv - only_cv) > 1e-9) continue;
         for (double rho : {0.0, 0.5, 1.0, 2.0}) {
+          if (only_rho >= 0 && std::fabs(rho - only_rho) > 1e-9) continue;
           for (bool history : {false, true}) {
             Row row{noise, cv, rho, history};
             const double drop = drop_for(rho);
