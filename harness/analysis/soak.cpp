@@ -25,11 +25,18 @@ bool is_time_metric(std::string_view name) {
   return name == "step_time_ms" || name == "latency_ms" || name.ends_with("_time_ms");
 }
 
+// The host sampler's series: what the machine did beside the trial. Windowed
+// for host events, never findings of their own.
+bool is_host_context(std::string_view name) {
+  return name == k_host_probe_metric || name == k_host_other_cpu_metric || name == "host.cpu_pressure_pct";
+}
+
 // Which series a soak report looks at: how long a step takes, how much gets
 // done, memory, and the loss (for NaN only). Per-phase timings explain a
 // finding but would bury it.
 bool analysed(std::string_view name) {
-  return is_time_metric(name) || name == "throughput" || model::is_memory_metric(name) || name == "loss";
+  return is_time_metric(name) || name == "throughput" || model::is_memory_metric(name) || name == "loss" ||
+         is_host_context(name);
 }
 
 // Analyses one series as it streams past: windows are summarised as they
@@ -77,6 +84,11 @@ class SeriesAnalyzer {
     m_m.windows = static_cast<int>(m_wmed.size());
     m_m.first_window = m_wmed.front();
     m_m.last_window = m_wmed.back();
+    if (is_host_context(m_m.metric)) {
+      m_m.window_t = m_wt;
+      m_m.window_median = m_wmed;
+      return m_m;
+    }
     if (!m_jitter.empty()) {
       m_m.jitter_median = stats::median(m_jitter);
       m_m.jitter_max = *std::max_element(m_jitter.begin(), m_jitter.end());
@@ -227,38 +239,82 @@ MetricTrend analyse_series(const std::string& metric, const std::string& unit, c
   return a.finish(findings);
 }
 
+namespace {
+
+// The median of a host series' windows whose centres lie in [from, to); NaN when none.
+double windows_median(const MetricTrend& m, double from, double to) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < m.window_t.size(); ++i)
+    if (m.window_t[i] >= from && m.window_t[i] < to) v.push_back(m.window_median[i]);
+  return v.empty() ? std::nan("") : stats::median(v);
+}
+
+// What the host did across time t: "" when neither the probe nor the other
+// processes' CPU moved the way that would slow (sign > 0) or speed up the
+// workload, else one phrase saying how much.
+std::string host_moved(const TrialSoak& trial, double before_from, double t, double after_to, double sign) {
+  for (const auto& m : trial.metrics) {
+    if (m.window_t.empty()) continue;
+    const double before = windows_median(m, before_from, t), after = windows_median(m, t, after_to);
+    if (!std::isfinite(before) || !std::isfinite(after)) continue;
+    if (m.metric == k_host_probe_metric && before > 0) {
+      const double change = after / before - 1;
+      // The probe's own noise is a few percent; a tenth is the machine.
+      if (change * sign >= 0.10)
+        return fmt::format("the host probe took {:+.0f} % from {}", 100 * change, util::format_hms(t));
+    } else if (m.metric == k_host_other_cpu_metric) {
+      // A quarter of a CPU of other processes' work is a busy neighbour.
+      if ((after - before) * sign >= 25)
+        return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core at {}", before, after,
+                           util::format_hms(t));
+    } else if (m.metric == "host.cpu_pressure_pct") {
+      if ((after - before) * sign >= 10)
+        return fmt::format("CPU pressure (tasks waiting for a core) went {:.0f} -> {:.0f} % at {}", before, after,
+                           util::format_hms(t));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
-  const MetricTrend* probe = nullptr;
-  for (const auto& m : trial.metrics)
-    if (m.metric == k_host_probe_metric) probe = &m;
   // Slower means a larger value for times, a smaller one for rates.
   auto slower_sign = [](const std::string& metric) { return is_time_metric(metric) ? 1.0 : -1.0; };
-  // Two steps are one event when they are this close: two windows, or a
-  // twentieth of the trial.
-  const double near_s = std::max(2 * opt.window_s, 0.05 * trial.wall_s);
-  std::vector<Finding> kept;
-  for (auto& f : trial.findings) {
-    std::string why;
-    if (f.metric == k_host_probe_metric) {
-      why = "the host probe's own series";
-    } else if (probe && f.kind == "staircase" && !f.evidence.empty()) {
-      const double t = f.evidence.front().t_s;
-      const double workload_slower = f.value * slower_sign(f.metric);
-      for (const auto& ps : probe->steps)
-        if (std::fabs(ps.t_s - t) <= near_s && ps.change_pct * workload_slower > 0) {
-          why = fmt::format("the host probe stepped {:+.1f} % at {} too", ps.change_pct, util::format_hms(ps.t_s));
-          break;
-        }
-    } else if (probe && f.kind == "drift") {
-      const double workload_slower = f.value * slower_sign(f.metric);
-      if (probe->trend_p < opt.significance && probe->drift_pct_per_h * workload_slower > 0 &&
-          std::fabs(probe->drift_pct_per_h) > opt.drift_pct_per_h)
-        why = fmt::format("the host probe drifted {:+.2f} %/h too", probe->drift_pct_per_h);
+  // Before and after a step: a few windows each side, or a tenth of the trial.
+  const double span = std::max(3 * opt.window_s, 0.1 * trial.wall_s);
+  std::vector<std::string> why(trial.findings.size());
+  std::map<std::string, std::pair<int, int>> steps;  // metric -> (staircases, host-explained ones)
+  for (std::size_t i = 0; i < trial.findings.size(); ++i) {
+    const auto& f = trial.findings[i];
+    if (f.kind != "staircase" || f.evidence.empty()) continue;
+    const double t = f.evidence.front().t_s;
+    const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
+    why[i] = host_moved(trial, t - span, t, t + span, sign);
+    auto& [all, explained] = steps[f.metric];
+    ++all;
+    explained += why[i].empty() ? 0 : 1;
+  }
+  for (std::size_t i = 0; i < trial.findings.size(); ++i) {
+    const auto& f = trial.findings[i];
+    if (f.kind != "drift") continue;
+    if (auto s = steps.find(f.metric); s != steps.end() && s->second.first > 0 && s->second.first == s->second.second) {
+      why[i] = "the drift is the step the host explains";
+      continue;
     }
-    if (why.empty()) {
+    // A slow drift: the host's first third against its last third.
+    const double third = trial.wall_s / 3;
+    const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
+    if (auto moved = host_moved(trial, 0, third, trial.wall_s + opt.window_s, sign); !moved.empty())
+      why[i] = "the host moved the same way (" + moved + ")";
+  }
+  std::vector<Finding> kept;
+  for (std::size_t i = 0; i < trial.findings.size(); ++i) {
+    auto& f = trial.findings[i];
+    if (why[i].empty()) {
       kept.push_back(std::move(f));
     } else {
-      f.summary += " [host event: " + why + "]";
+      f.summary += " [host event: " + why[i] + "]";
       trial.host_events.push_back(std::move(f));
     }
   }

@@ -66,6 +66,9 @@ struct MetricTrend {
   double jitter_median = 0, jitter_max = 0;   // p99/p50 per window
   double cv_median = 0;                       // per window
   long long non_finite = 0;
+  // The host sampler's series only: window centres and medians, from which
+  // host events are judged.
+  std::vector<double> window_t, window_median;
 };
 
 struct TrialSoak {
@@ -77,17 +80,18 @@ struct TrialSoak {
   long long steps = 0;
   std::vector<MetricTrend> metrics;
   std::vector<Finding> findings;     // what the workload did
-  // Findings the host probe explains: its own, and a workload's staircase or
-  // drift that coincides with a shift of the probe the same way (the machine
-  // slowed, not the code). Shown, never failed on.
+  // Findings the host explains: a workload's staircase or drift that
+  // coincides with the host probe slowing, or other processes taking CPU,
+  // the same way (the machine slowed, not the code). Shown, never failed on.
   std::vector<Finding> host_events;
 };
 
-// The name of the host probe's series (sampler `host`).
+// The host sampler's series that tell a busy machine (sampler `host`).
 inline constexpr std::string_view k_host_probe_metric = "host.probe_ms";
+inline constexpr std::string_view k_host_other_cpu_metric = "host.other_cpu_pct";
 
-// Moves the findings the host probe explains from `findings` to
-// `host_events`, each with the probe's evidence appended to its summary.
+// Moves the findings the host explains from `findings` to `host_events`,
+// each with the host's evidence appended to its summary.
 void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt);
 
 struct SoakReport {

@@ -624,7 +624,8 @@ model::MetricInfo sampler_metric_info(std::string_view metric) {
     // The host probe: the same work taking longer means the machine is slower.
     info.unit = "ms";
     info.better = model::Better::Lower;
-  } else if (leaf == "load1" || leaf == "device_foreign_procs") {
+  } else if (leaf == "load1" || leaf == "device_foreign_procs" || leaf == "cpu_pressure_pct" ||
+             leaf == "other_cpu_pct" || leaf == "steal_pct") {
     info.unit = "";
     info.better = model::Better::None;
   } else if (leaf == "threads") {

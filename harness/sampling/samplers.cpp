@@ -487,7 +487,9 @@ class HostSampler final : public Sampler {
       std::fclose(f);
     }
     // The trial's own CPU: the tree sampler's reading of the same interval.
-    double tree_pct = 0;
+    // Without one (before the trial, at its first sample, after it ended)
+    // other processes' share cannot be told from the trial's own.
+    std::optional<double> tree_pct;
     if (root_pid > 0) {
       if (auto tree = m_tree.sample(root_pid))
         for (const auto& r : *tree)
@@ -511,16 +513,34 @@ class HostSampler final : public Sampler {
       const auto d_steal = static_cast<double>(ticks->steal - m_previous->steal);
       const double d_all = d_busy + d_steal + static_cast<double>(ticks->idle - m_previous->idle);
       if (d_all > 0) out.push_back({"host.steal_pct", 100.0 * d_steal / d_all});
-      if (wall_s >= 0.05) {
+      if (wall_s >= 0.05 && tree_pct) {
         const double busy_pct = 100.0 * d_busy / ticks_per_s / wall_s;
         const double self_pct = 100.0 * (self_s - m_previous_self_s) / wall_s;
-        out.push_back({"host.other_cpu_pct", std::max(0.0, busy_pct - tree_pct - self_pct)});
+        out.push_back({"host.other_cpu_pct", std::max(0.0, busy_pct - *tree_pct - self_pct)});
       }
     }
     if (ticks) {
       m_previous = ticks;
       m_previous_time = now;
       m_previous_self_s = self_s;
+    }
+    // Linux's pressure stall information: the share of time some task waited
+    // for a CPU (kernels from 4.20 with PSI; absent elsewhere).
+    if (std::FILE* f = std::fopen("/proc/pressure/cpu", "r")) {
+      unsigned long long total_us = 0;
+      char line[256];
+      if (std::fgets(line, sizeof line, f)) {
+        if (const char* p = std::strstr(line, "total=")) total_us = std::strtoull(p + 6, nullptr, 10);
+        if (m_previous_pressure_us > 0) {
+          const double wall_s = std::chrono::duration<double>(now - m_previous_pressure_time).count();
+          if (wall_s >= 0.05 && total_us >= m_previous_pressure_us)
+            out.push_back({"host.cpu_pressure_pct", 100.0 * static_cast<double>(total_us - m_previous_pressure_us) /
+                                                        (1e6 * wall_s)});
+        }
+        m_previous_pressure_us = total_us;
+        m_previous_pressure_time = now;
+      }
+      std::fclose(f);
     }
     if (auto foreign = foreign_device_processes(root_pid)) out.push_back({"host.device_foreign_procs", *foreign});
     return out;
@@ -558,6 +578,8 @@ class HostSampler final : public Sampler {
   std::optional<CpuTicks> m_previous;
   std::chrono::steady_clock::time_point m_previous_time;
   double m_previous_self_s = 0;
+  unsigned long long m_previous_pressure_us = 0;
+  std::chrono::steady_clock::time_point m_previous_pressure_time;
 };
 
 const std::vector<std::string>& sampler_kinds() {

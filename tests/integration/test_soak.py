@@ -9,6 +9,7 @@ same code paths, shorter windows.
 
 import json
 import os
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -76,6 +77,34 @@ class SoakFindings(SoakTestCase):
         step = self.metric(trial, "step_time_ms")
         self.assertGreaterEqual(step["windows"], 10)
         self.assertIn("no findings", r.stdout, "the soak prints its analysis at the end")
+
+    def test_a_host_that_gets_busy_is_a_host_event_not_a_finding(self):
+        # The flat soak of the test above, and a busy loop per core started a third
+        # of the way in: the step slows because the machine did. The host probe
+        # (on by default in soaks) slows with it, so whatever the step series shows
+        # is a host event, never a workload finding.
+        bg = self.start_perfgate("soak", self.write_suite(f"""\
+suite: soak-busy
+defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: [proc], sample_interval: 250ms}}
+workloads:
+  - name: sim
+    command: {flow_list([self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
+                         "--seconds", "{duration_s}", "--layers", "16"])}
+""", name="busy.yaml"), "--duration", "18s", "--window", "1s", "--tag", "soak")
+        self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[5-9]", timeout_s=60), bg.stderr())
+        hogs = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done", self.marker]) for _ in range(2)]
+        self.addCleanup(lambda: [h.kill() for h in hogs])
+        self.assertEqual(bg.wait(120), 0, bg.stderr())
+        for h in hogs:
+            h.kill()
+        (trial,) = self.report()["trials"]
+        other = self.metric(trial, "host.other_cpu_pct")
+        self.assertEqual(trial["findings"], [], json.dumps({"findings": trial["findings"], "other": other}, indent=1))
+        self.assertGreaterEqual(self.metric(trial, "host.probe_ms")["windows"], 10)
+        # The host sampler saw the busy loops: other processes' CPU rose by most of a core.
+        self.assertGreater(other["last_window"] - other["first_window"], 40, other)
+        for event in trial["host_events"]:
+            self.assertIn("host event", event["summary"])
 
     def test_leak_is_memory_growth_at_the_injected_rate(self):
         kb_per_step = 100
