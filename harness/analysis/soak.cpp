@@ -28,7 +28,8 @@ bool is_time_metric(std::string_view name) {
 // The host sampler's series: what the machine did beside the trial. Windowed
 // for host events, never findings of their own.
 bool is_host_context(std::string_view name) {
-  return name == k_host_probe_metric || name == k_host_other_cpu_metric || name == "host.cpu_pressure_pct";
+  return name == k_host_probe_metric || name == k_host_other_cpu_metric || name == "host.cpu_pressure_pct" ||
+         name == k_host_trial_wait_metric;
 }
 
 // Which series a soak report looks at: how long a step takes, how much gets
@@ -85,8 +86,19 @@ class SeriesAnalyzer {
     m_m.first_window = m_wmed.front();
     m_m.last_window = m_wmed.back();
     if (is_host_context(m_m.metric)) {
+      // Where the host's level changed: its own change points, with the
+      // levels on both sides (host events are matched against them).
       m_m.window_t = m_wt;
       m_m.window_median = m_wmed;
+      if (m_wmed.size() >= 6) {
+        stats::ChangePointOptions cpo;
+        cpo.significance = m_opt.significance;
+        cpo.seed = m_opt.seed;
+        cpo.min_segment = 3;
+        for (const auto& cp : stats::e_divisive(m_wmed, cpo))
+          m_m.steps.push_back({m_wt[cp.index] - m_opt.window_s / 2, cp.before_median, cp.after_median,
+                               std::isfinite(cp.relative_change) ? cp.relative_change * 100.0 : std::nan(""), cp.p_value});
+      }
       return m_m;
     }
     if (!m_jitter.empty()) {
@@ -249,29 +261,55 @@ double windows_median(const MetricTrend& m, double from, double to) {
   return v.empty() ? std::nan("") : stats::median(v);
 }
 
-// What the host did across time t: "" when neither the probe nor the other
-// processes' CPU moved the way that would slow (sign > 0) or speed up the
-// workload, else one phrase saying how much.
-std::string host_moved(const TrialSoak& trial, double before_from, double t, double after_to, double sign) {
+// Whether the host moved near time t the way that would slow (sign > 0) or
+// speed up the workload: one of its series has a change point within
+// `near_s` of t large enough to matter (the probe 10 % slower, other
+// processes a quarter of a core busier, CPU pressure 10 points higher).
+// "" when none did, else one phrase saying which and how much.
+std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+  for (const auto& m : trial.metrics) {
+    for (const auto& st : m.steps) {
+      if (std::fabs(st.t_s - t) > near_s) continue;
+      if (m.metric == k_host_probe_metric && st.before > 0) {
+        // The probe's own noise is a few percent; a tenth is the machine.
+        const double change = st.after / st.before - 1;
+        if (change * sign >= 0.10)
+          return fmt::format("the host probe took {:+.0f} % from {}", 100 * change, util::format_hms(st.t_s));
+      } else if (m.metric == k_host_other_cpu_metric) {
+        if ((st.after - st.before) * sign >= 25)
+          return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core at {}", st.before, st.after,
+                             util::format_hms(st.t_s));
+      } else if (m.metric == "host.cpu_pressure_pct") {
+        if ((st.after - st.before) * sign >= 10)
+          return fmt::format("CPU pressure (tasks waiting for a core) went {:.0f} -> {:.0f} % at {}", st.before,
+                             st.after, util::format_hms(st.t_s));
+      } else if (m.metric == k_host_trial_wait_metric) {
+        // Waiting a tenth of the time more for a core is a tenth slower at least.
+        if ((st.after - st.before) * sign >= 10)
+          return fmt::format("the trial's threads waited for a core {:.0f} -> {:.0f} % of the time from {}", st.before,
+                             st.after, util::format_hms(st.t_s));
+      }
+    }
+  }
+  return "";
+}
+
+// The same over a whole trial, for drifts: the host's first third against
+// the rest of its windows.
+std::string host_drift(const TrialSoak& trial, double sign) {
+  const double third = trial.wall_s / 3;
   for (const auto& m : trial.metrics) {
     if (m.window_t.empty()) continue;
-    const double before = windows_median(m, before_from, t), after = windows_median(m, t, after_to);
+    const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
     if (!std::isfinite(before) || !std::isfinite(after)) continue;
-    if (m.metric == k_host_probe_metric && before > 0) {
-      const double change = after / before - 1;
-      // The probe's own noise is a few percent; a tenth is the machine.
-      if (change * sign >= 0.10)
-        return fmt::format("the host probe took {:+.0f} % from {}", 100 * change, util::format_hms(t));
-    } else if (m.metric == k_host_other_cpu_metric) {
-      // A quarter of a CPU of other processes' work is a busy neighbour.
-      if ((after - before) * sign >= 25)
-        return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core at {}", before, after,
-                           util::format_hms(t));
-    } else if (m.metric == "host.cpu_pressure_pct") {
-      if ((after - before) * sign >= 10)
-        return fmt::format("CPU pressure (tasks waiting for a core) went {:.0f} -> {:.0f} % at {}", before, after,
-                           util::format_hms(t));
-    }
+    if (m.metric == k_host_probe_metric && before > 0 && (after / before - 1) * sign >= 0.10)
+      return fmt::format("the host probe took {:+.0f} % after the first third", 100 * (after / before - 1));
+    if (m.metric == k_host_other_cpu_metric && (after - before) * sign >= 25)
+      return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core", before, after);
+    if (m.metric == "host.cpu_pressure_pct" && (after - before) * sign >= 10)
+      return fmt::format("CPU pressure went {:.0f} -> {:.0f} %", before, after);
+    if (m.metric == k_host_trial_wait_metric && (after - before) * sign >= 10)
+      return fmt::format("the trial's threads waited for a core {:.0f} -> {:.0f} % of the time", before, after);
   }
   return "";
 }
@@ -281,8 +319,9 @@ std::string host_moved(const TrialSoak& trial, double before_from, double t, dou
 void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
   // Slower means a larger value for times, a smaller one for rates.
   auto slower_sign = [](const std::string& metric) { return is_time_metric(metric) ? 1.0 : -1.0; };
-  // Before and after a step: a few windows each side, or a tenth of the trial.
-  const double span = std::max(3 * opt.window_s, 0.1 * trial.wall_s);
+  // Change points are placed to within a few windows: a host step this
+  // close is the same event.
+  const double near_s = std::max(5 * opt.window_s, 0.15 * trial.wall_s);
   std::vector<std::string> why(trial.findings.size());
   std::map<std::string, std::pair<int, int>> steps;  // metric -> (staircases, host-explained ones)
   for (std::size_t i = 0; i < trial.findings.size(); ++i) {
@@ -290,7 +329,7 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
     if (f.kind != "staircase" || f.evidence.empty()) continue;
     const double t = f.evidence.front().t_s;
     const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
-    why[i] = host_moved(trial, t - span, t, t + span, sign);
+    why[i] = host_step_near(trial, t, near_s, sign);
     auto& [all, explained] = steps[f.metric];
     ++all;
     explained += why[i].empty() ? 0 : 1;
@@ -302,11 +341,9 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
       why[i] = "the drift is the step the host explains";
       continue;
     }
-    // A slow drift: the host's first third against its last third.
-    const double third = trial.wall_s / 3;
+    // A slow drift: the host's first third against the rest.
     const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
-    if (auto moved = host_moved(trial, 0, third, trial.wall_s + opt.window_s, sign); !moved.empty())
-      why[i] = "the host moved the same way (" + moved + ")";
+    if (auto moved = host_drift(trial, sign); !moved.empty()) why[i] = "the host moved the same way (" + moved + ")";
   }
   std::vector<Finding> kept;
   for (std::size_t i = 0; i < trial.findings.size(); ++i) {

@@ -89,6 +89,7 @@ struct TrialSoak {
 // The host sampler's series that tell a busy machine (sampler `host`).
 inline constexpr std::string_view k_host_probe_metric = "host.probe_ms";
 inline constexpr std::string_view k_host_other_cpu_metric = "host.other_cpu_pct";
+inline constexpr std::string_view k_host_trial_wait_metric = "host.trial_cpu_wait_pct";
 
 // Moves the findings the host explains from `findings` to `host_events`,
 // each with the host's evidence appended to its summary.

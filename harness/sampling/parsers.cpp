@@ -625,7 +625,7 @@ model::MetricInfo sampler_metric_info(std::string_view metric) {
     info.unit = "ms";
     info.better = model::Better::Lower;
   } else if (leaf == "load1" || leaf == "device_foreign_procs" || leaf == "cpu_pressure_pct" ||
-             leaf == "other_cpu_pct" || leaf == "steal_pct") {
+             leaf == "other_cpu_pct" || leaf == "steal_pct" || leaf == "trial_cpu_wait_pct") {
     info.unit = "";
     info.better = model::Better::None;
   } else if (leaf == "threads") {

@@ -496,6 +496,21 @@ class HostSampler final : public Sampler {
           if (r.metric == "host.cpu_pct") tree_pct = r.value;
     }
     const auto now = std::chrono::steady_clock::now();
+    // How long the trial's own threads waited for a CPU (the scheduler's
+    // run-queue wait, /proc/<pid>/task/<tid>/schedstat): the direct witness
+    // of a host too busy for the trial, even when the host is already
+    // saturated and other processes' CPU cannot rise any more.
+    if (root_pid > 0 && tree_pct) {
+      const double wait_s = tree_run_queue_wait_s();
+      if (m_previous_wait_root == root_pid) {
+        const double wall_s = std::chrono::duration<double>(now - m_previous_wait_time).count();
+        if (wall_s >= 0.05 && wait_s >= m_previous_wait_s)
+          out.push_back({"host.trial_cpu_wait_pct", 100.0 * (wait_s - m_previous_wait_s) / wall_s});
+      }
+      m_previous_wait_root = root_pid;
+      m_previous_wait_s = wait_s;
+      m_previous_wait_time = now;
+    }
     struct rusage self {};
     ::getrusage(RUSAGE_SELF, &self);
     const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
@@ -546,6 +561,26 @@ class HostSampler final : public Sampler {
     return out;
   }
 
+  // Seconds the tree's threads spent runnable but waiting for a CPU.
+  double tree_run_queue_wait_s() const {
+    double total_ns = 0;
+    for (int pid : m_tree.members()) {
+      const std::string dir = fmt::format("/proc/{}/task", pid);
+      DIR* d = ::opendir(dir.c_str());
+      if (!d) continue;
+      while (auto* e = ::readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        std::FILE* f = std::fopen(fmt::format("{}/{}/schedstat", dir, e->d_name).c_str(), "r");
+        if (!f) continue;
+        unsigned long long on_cpu = 0, waiting = 0;
+        if (std::fscanf(f, "%llu %llu", &on_cpu, &waiting) == 2) total_ns += static_cast<double>(waiting);
+        std::fclose(f);
+      }
+      ::closedir(d);
+    }
+    return total_ns * 1e-9;
+  }
+
   // Processes an accelerator tool lists that are not the trial's; nothing
   // when neither tool is installed.
   std::optional<double> foreign_device_processes(int root_pid) {
@@ -580,6 +615,9 @@ class HostSampler final : public Sampler {
   double m_previous_self_s = 0;
   unsigned long long m_previous_pressure_us = 0;
   std::chrono::steady_clock::time_point m_previous_pressure_time;
+  int m_previous_wait_root = 0;
+  double m_previous_wait_s = 0;
+  std::chrono::steady_clock::time_point m_previous_wait_time;
 };
 
 const std::vector<std::string>& sampler_kinds() {
