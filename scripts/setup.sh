@@ -18,6 +18,7 @@ packages=(
   libfmt-dev               # everywhere for formatting
   catch2                   # unit tests (Catch2 v2)
   libbenchmark-dev         # tests/bench, and gbench_demo for the gbench parser tests
+  libbenchmark-tools       # compare.py, run beside the gate by tests/bench/real_aa.py
   libjs-dygraphs            # report/: the dashboard's charts, embedded in the binary
   chromium                 # tests: the dashboard in a headless browser
   # workloads and statistics reference values

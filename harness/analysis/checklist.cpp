@@ -107,7 +107,7 @@ class Evaluator {
   Expected<const SoakReport*> soak(long long id) {
     if (auto it = m_soaks.find(id); it != m_soaks.end()) return it->second.get();
     SoakAnalysisOptions so;
-    so.window_s = m_opt.soak_window_s;
+    so.window_s = m_opt.soak_window_s > 0 ? m_opt.soak_window_s : stored_soak_window_s(m_st, id);
     auto rep = analyse_soak(m_st, id, so);
     if (!rep) return rep.error();
     auto s = std::make_unique<SoakReport>(std::move(*rep));

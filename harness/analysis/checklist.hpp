@@ -40,7 +40,7 @@ struct ChecklistOptions {
   std::string run;              // the default run selector (--run)
   std::string baseline;         // --baseline: default for no_regression items without one
   bool force = false;           // compare across machine fingerprints
-  double soak_window_s = 60;
+  double soak_window_s = 0;      // 0: the window each soak ran with
 };
 
 // Input errors (an unknown --run) come back as errors; a run or baseline an

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <numbers>
 
 #include <fmt/format.h>
@@ -162,6 +163,20 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       continue;
     }
     const bool cand_crashed = it.cand.failed > 0 || it.cand.non_finite > 0;
+    // warmup: auto found no steady state in most candidate trials: their
+    // summaries are of a series still moving, nothing to judge a change by.
+    if (it.cand.classified > 0 && 2 * it.cand.no_steady > it.cand.classified) {
+      c.verdict = VerdictKind::Inconclusive;
+      c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
+      c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
+      c.change_rel = c.change_low_rel = c.change_high_rel =
+          std::isfinite(c.base_median) && c.base_median != 0 ? c.cand_median / c.base_median - 1 : std::nan("");
+      c.extra_trials = -1;
+      c.note = fmt::format("{} of {} candidate trials have no steady state (warmup: auto): longer trials would", it.cand.no_steady,
+                           it.cand.classified);
+      out.push_back(std::move(c));
+      continue;
+    }
     if (c.n_base == 0 || c.n_cand == 0) {
       // A candidate that fails where the baseline ran is the worst regression
       // of all; a baseline that failed leaves nothing to compare against.
@@ -557,7 +572,7 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
                                     const std::vector<RunSummary>& history) {
   struct Side {
     bool present = false;
-    int failed = 0, ok = 0;
+    int failed = 0, ok = 0, no_steady = 0, classified = 0;
     std::vector<std::string> failures;
     // metric -> values per run (one entry per run of this side)
     std::map<std::string, std::vector<std::vector<double>>> runs;
@@ -568,6 +583,7 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
     Side base, cand, history;
     std::map<std::string, model::MetricInfo> infos;
     std::vector<std::string> metric_order;
+    std::set<std::string> facts;
   };
   std::vector<Entry> entries;
   std::map<std::string, std::size_t> index;
@@ -580,15 +596,20 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
         // History only widens the spread of configurations the gate compares.
         if (role == Role::History) continue;
         found = index.emplace(key, entries.size()).first;
-        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, {}, {}, {}, {}, {}});
+        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, {}, {}, {}, {}, {}, {}});
       }
       Entry& e = entries[found->second];
       Side& side = role == Role::Cand ? e.cand : role == Role::Base ? e.base : e.history;
       side.present = true;
       side.failed += cs.trials_failed;
       side.ok += cs.trials_ok;
+      for (const auto& [cls, n] : cs.steady_classes) {
+        side.classified += n;
+        if (cls == "no steady state") side.no_steady += n;
+      }
       if (role == Role::Cand) side.failures.insert(side.failures.end(), cs.failures.begin(), cs.failures.end());
       for (const auto& row : cs.metrics) {
+        if (row.fact) e.facts.insert(row.info.name);
         if (role != Role::History && e.infos.emplace(row.info.name, row.info).second) e.metric_order.push_back(row.info.name);
         auto& run = side.runs[row.info.name].emplace_back();
         for (const auto& t : row.trials) {
@@ -605,6 +626,8 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
   std::vector<GateItem> items;
   for (const auto& e : entries) {
     for (const auto& name : e.metric_order) {
+      // Facts are settings, not measurements: never gated.
+      if (e.facts.count(name)) continue;
       const model::MetricRule* rule = policy.match(name);
       if (metrics.empty()) {
         if (!rule) continue;
@@ -622,6 +645,8 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
         out.failed = s.failed;
         out.ok = s.ok;
         out.failures = s.failures;
+        out.no_steady = s.no_steady;
+        out.classified = s.classified;
         if (auto v = s.runs.find(name); v != s.runs.end()) {
           out.runs = v->second;
           for (const auto& r : out.runs) out.values.insert(out.values.end(), r.begin(), r.end());

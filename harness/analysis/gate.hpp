@@ -25,6 +25,7 @@ struct SideValues {
   int ok = 0;                    // trials of the configuration that succeeded
   int non_finite = 0;            // trials whose value was NaN or infinite
   std::vector<std::string> failures;  // why each failed trial failed (exit code, signal, first error line)
+  int no_steady = 0, classified = 0;  // warmup auto: trials with no steady state, of those classified
 };
 
 struct GateItem {

@@ -7,6 +7,7 @@
 
 #include "harness/model/trial.hpp"
 #include "harness/stats/descriptive.hpp"
+#include "harness/util/strings.hpp"
 
 namespace perfgate::analysis {
 namespace {
@@ -49,6 +50,7 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
     cs.params_json = c.params_json;
     cs.params = model::params_from_json(c.params_json);
     cs.label = model::params_label(cs.params);
+    if (auto p = data.primary_metrics.find(c.id); p != data.primary_metrics.end()) cs.primary_metric = p->second;
     index[c.id] = rs.configs.size();
     rs.configs.push_back(std::move(cs));
   }
@@ -69,6 +71,7 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
         cs.failures.push_back(fmt::format("repeat {}: {}", t.repeat + 1, brief_error(t.error)));
     }
     if (t.status != model::TrialStatus::Ok) continue;
+    if (!t.steady_class.empty()) ++cs.steady_classes[t.steady_class];
     for (const auto& m : t.summaries) values[it->second][m.metric].push_back({t.id, t.repeat, m.value, m});
   }
 
@@ -92,6 +95,19 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
       row.ci_low = ci.low;
       row.ci_high = ci.high;
       row.ci_coverage = ci.coverage;
+      // A fact by declaration, or a per-trial number without a direction that never varied across at least two
+      // trials (one trial's final loss is no evidence that it is a setting).
+      const bool scalar = !tv.empty() && tv.front().summary.is_scalar;
+      row.fact = row.info.fact || (scalar && !row.harness_metric && row.info.better == model::Better::None &&
+                                   row.n >= 2 && row.min == row.max);
+      if (row.fact && row.min != row.max) {
+        // "matmul_tile: 32 in 2 trials, 64 in 1": trials of one configuration ran different settings.
+        std::map<double, int> counts;
+        for (double v : x) ++counts[v];
+        std::vector<std::string> parts;
+        for (const auto& [v, k] : counts) parts.push_back(fmt::format("{} in {} trial{}", util::format_number(v), k, k == 1 ? "" : "s"));
+        cs.notes.push_back(fmt::format("{}: {}", name, util::join(parts, ", ")));
+      }
       row.trials = std::move(tv);
       cs.metrics.push_back(std::move(row));
     }

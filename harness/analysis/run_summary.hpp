@@ -4,6 +4,7 @@
 // The trial is the unit of replication: steps were already summarised per
 // trial by the runner.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct MetricRow {
   double median = 0, mean = 0, min = 0, max = 0, cv = 0;
   double ci_low = 0, ci_high = 0, ci_coverage = 0;
   bool harness_metric = false; // added by perfgate (wall time, RSS), not reported by the workload
+  // A fact (a setting the workload reports): marked so by the workload or its
+  // parser, or a per-trial number without a direction that never varied.
+  // Shown once as key=value, never with an interval, never gated.
+  bool fact = false;
   std::vector<TrialValue> trials;
 };
 
@@ -38,6 +43,10 @@ struct ConfigSummary {
   int trials_ok = 0;
   int trials_failed = 0;
   std::vector<std::string> failures;  // "repeat 2: exited with code 1; ..."
+  std::string primary_metric;         // as recorded with the run ("" for runs from before v3)
+  std::vector<std::string> notes;     // e.g. a fact that differs between trials
+  // warmup: auto: how many trials fell in each class ("flat" -> 4).
+  std::map<std::string, int> steady_classes;
   std::vector<MetricRow> metrics;     // step metrics first, then per-trial numbers
   const MetricRow* find(std::string_view metric) const;
 };

@@ -358,6 +358,13 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
   trial.findings = std::move(kept);
 }
 
+double stored_soak_window_s(store::Store& st, long long run_id) {
+  constexpr double k_default_window_s = 60;
+  auto data = st.load_run(run_id);
+  if (!data || !(data->run.soak_window_s > 0)) return k_default_window_s;
+  return data->run.soak_window_s;
+}
+
 Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const SoakAnalysisOptions& opt) {
   auto data = st.load_run(run_id);
   if (!data) return data.error();
@@ -403,9 +410,8 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       ts.metrics.push_back(a.finish(ts.findings));
     }
     if (tr.error.starts_with("hang:")) {
-      double last = -1;
-      // "... arrived at 12.3 s": the time of the last step, for the evidence.
-      if (auto at = tr.error.find("arrived at "); at != std::string::npos) last = std::atof(tr.error.c_str() + at + 11);
+      // When the last step arrived: the evidence.
+      const double last = tr.last_step_s;
       ts.findings.push_back({"hang", "", last, "s", tr.error.substr(0, tr.error.find(';')), {{last, last, "last step"}}});
     }
     separate_host_events(ts, opt);

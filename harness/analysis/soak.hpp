@@ -106,6 +106,10 @@ MetricTrend analyse_series(const std::string& metric, const std::string& unit, c
                            const std::vector<double>& values, const SoakAnalysisOptions& opt,
                            std::vector<Finding>& findings);
 
+// The window a soak ran with (stored with the run); 60 s for runs from
+// before it was stored, or that were not soaks.
+double stored_soak_window_s(store::Store& st, long long run_id);
+
 // Every trial of a run, from the store.
 Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const SoakAnalysisOptions& opt);
 

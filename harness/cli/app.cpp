@@ -28,6 +28,8 @@ const std::vector<Command>& commands() {
       {"checklist", "evaluate a release checklist against stored runs; exit 1 if an item fails", setup_checklist,
        do_checklist},
       {"history", "change points over past runs of a suite, per configuration and metric", setup_history, do_history},
+      {"sweep", "rank a run's configurations by a metric: the best, and whether it is really better", setup_sweep,
+       do_sweep},
       {"dashboard", "write a static HTML dashboard of the database (overview, trends, sweeps, soaks, runs)",
        setup_dashboard, do_dashboard},
       {"import", "record results produced outside perfgate (Google Benchmark JSON, metric-protocol JSON lines) as a run",
@@ -78,6 +80,27 @@ int run(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    // An option the command does not have: say which it may have meant.
+    std::vector<std::string> known;
+    CLI::App* where = &app;
+    for (const auto& [sub, c] : subs)
+      if (sub->parsed()) where = sub;
+    for (const CLI::App* a : {where, static_cast<CLI::App*>(&app)})
+      for (const auto* o : a->get_options())
+        for (const auto& n : o->get_lnames()) known.push_back("--" + n);
+    std::vector<std::string> unknown;
+    for (int i = 1; i < argc; ++i)
+      if (argv[i][0] == '-' && std::find(known.begin(), known.end(), std::string(argv[i]).substr(0, std::string(argv[i]).find('='))) == known.end() &&
+          std::string_view(argv[i]) != "-q" && std::string_view(argv[i]) != "-h")
+        unknown.push_back(argv[i]);
+    if (unknown.empty()) return app.exit(e) == 0 ? 0 : static_cast<int>(ExitCode::InputError);
+    for (const auto& u : unknown)
+      std::cerr << fmt::format("perfgate {}: unknown option '{}'{}; `perfgate {} --help` lists them\n",
+                               where == &app ? "" : where->get_name(), u,
+                               util::did_you_mean(u.substr(0, u.find('=')), known),
+                               where == &app ? "" : where->get_name());
+    return static_cast<int>(ExitCode::InputError);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::InputError);
@@ -90,6 +113,18 @@ int run(int argc, char** argv) {
     }
   if (!chosen) return static_cast<int>(ExitCode::InputError);
   state->globals = globals;
+  {
+    // The command line as it was, for the record: each word shell-quoted,
+    // a database URL's password masked.
+    std::string line = "perfgate";
+    for (int i = 1; i < argc; ++i) {
+      std::string word = argv[i];
+      if (i > 1 && std::string_view(argv[i - 1]) == "--db") word = util::redact_env_value("PERFGATE_DB", word);
+      if (word.starts_with("--db=")) word = "--db=" + util::redact_env_value("PERFGATE_DB", word.substr(5));
+      line += " " + util::shell_quote(word);
+    }
+    state->globals.command_line = line;
+  }
   try {
     return chosen->run(*state);
   } catch (const std::exception& e) {

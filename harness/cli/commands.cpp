@@ -13,6 +13,8 @@
 #include "harness/analysis/soak.hpp"
 #include "harness/report/dashboard.hpp"
 #include "harness/report/soak_reporter.hpp"
+#include "harness/report/sweep_reporter.hpp"
+#include "harness/analysis/sweep.hpp"
 #include "harness/exec/process_launcher.hpp"
 #include "harness/report/run_reporter.hpp"
 #include "harness/runner/runner.hpp"
@@ -48,15 +50,7 @@ Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s) {
 
 namespace {
 
-// For display only: quote an argument the way a POSIX shell would read it back.
-std::string shell_quote(const std::string& a) {
-  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") == std::string::npos) return a;
-  std::string out = "'";
-  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-void print_plan(const model::Suite& suite, const model::Plan& plan) {
+void print_plan(const model::Suite& suite, const model::Plan& plan, const runner::SoakOptions& soak) {
   std::cout << fmt::format("suite {}: {} configuration(s), {} trial(s), order {}, seed {}{}\n", suite.name,
                            plan.cases.size(), plan.trials.size(), plan.order, plan.seed,
                            suite.seed ? "" : " (fresh; pass --seed to run this exact order)");
@@ -70,6 +64,9 @@ void print_plan(const model::Suite& suite, const model::Plan& plan) {
     auto lookup = [&](std::string_view name) -> std::optional<std::string> {
       if (auto it = c.params.find(std::string(name)); it != c.params.end()) return it->second.text;
       if (name == "repeat") return std::to_string(t.repeat);
+      // A soak's trials run for its duration (else the workload's timeout).
+      if (name == "duration_s")
+        return fmt::format("{:.0f}", soak.enabled && soak.duration_s > 0 ? soak.duration_s : w.timeout_s);
       return "{" + std::string(name) + "}";  // known only when the trial runs
     };
     std::vector<std::string> argv;
@@ -78,9 +75,9 @@ void print_plan(const model::Suite& suite, const model::Plan& plan) {
       argv.push_back(s ? *s : a);
     }
     std::string shown;
-    if (w.shell) shown = "sh -c " + shell_quote(argv.at(0));
+    if (w.shell) shown = "sh -c " + util::shell_quote(argv.at(0));
     else
-      for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + shell_quote(a);
+      for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + util::shell_quote(a);
     std::cout << fmt::format("{:4}  {}  repeat {}\n      {}\n", t.seq + 1, c.label, t.repeat + 1, shown);
   }
 }
@@ -105,8 +102,18 @@ void run_options(CLI::App& sub, State& s) {
                  "exit 1 when more trials than this fail: a count (0) or a percentage of the run's trials (10%)");
 }
 
+// A soak's default window: a thirtieth of the longest trial (at least 30
+// windows), at most 60 s and at least half a second.
+double soak_window_for(const runner::SoakOptions& soak, const model::Suite& suite) {
+  if (soak.window_s > 0) return soak.window_s;
+  double longest = soak.duration_s;
+  if (longest <= 0)
+    for (const auto& w : suite.workloads) longest = std::max(longest, w.timeout_s);
+  return std::clamp(longest / 30, 0.5, 60.0);
+}
+
 // run and soak: load, expand, plan, then launch every trial into a new run.
-int launch_suite(State& s, const std::string& command, const runner::SoakOptions& soak) {
+int launch_suite(State& s, const runner::SoakOptions& soak) {
   std::optional<util::FailureLimit> max_failures;
   if (!s.max_failures.empty()) {
     auto l = util::parse_failure_limit(s.max_failures);
@@ -134,7 +141,12 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
   if (cases->empty()) return fail(Error::input("--only left no configuration to run"));
   auto plan = suite::make_plan(*suite, std::move(*cases), suite->seed.value_or(suite::fresh_seed()));
   if (s.dry_run) {
-    print_plan(*suite, plan);
+    print_plan(*suite, plan, soak);
+    if (soak.enabled)
+      std::cout << fmt::format("soak: every trial runs {}, window {}, a hang after {} without a step\n",
+                               soak.duration_s > 0 ? util::format_duration(soak.duration_s) : "its workload's timeout",
+                               util::format_duration(soak_window_for(soak, *suite)),
+                               util::format_duration(soak.hang_after_s));
     return 0;
   }
 
@@ -148,21 +160,18 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
   ro.artifacts_root = s.artifacts_dir.empty() ? fs::path(s.globals.db_path).parent_path().string() : s.artifacts_dir;
   if (ro.artifacts_root.empty()) ro.artifacts_root = ".";
   ro.progress = s.quiet ? nullptr : &std::cerr;
-  std::string cmdline = "perfgate " + command + " " + s.suite_path;
-  for (const auto& x : s.sets) cmdline += " --set " + x;
-  for (const auto& x : s.onlys) cmdline += " --only " + x;
-  for (const auto& x : s.tags) cmdline += " --tag " + x;
-  ro.command_line = cmdline;
+  ro.command_line = s.globals.command_line;
   ro.profiles = s.profiles;
   ro.sets = s.sets;
   ro.soak = soak;
+  if (ro.soak.enabled && ro.soak.window_s <= 0) ro.soak.window_s = soak_window_for(soak, *suite);
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);
   if (!outcome) return fail(outcome.error());
 
   if (soak.enabled) {
     analysis::SoakAnalysisOptions so;
-    so.window_s = soak.window_s;
+    so.window_s = ro.soak.window_s;
     auto rep = analysis::analyse_soak(**st, outcome->run_id, so);
     if (!rep) return fail(rep.error());
     std::cout << report::soak_table(*rep);
@@ -170,8 +179,13 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
     auto data = (*st)->load_run(outcome->run_id);
     if (!data) return fail(data.error());
     auto reporter = report::make_table_reporter();
-    std::cout << reporter->show(analysis::summarise_run(*data), {});
+    auto summary = analysis::summarise_run(*data);
+    std::cout << reporter->show(summary, {});
+    // A matrix: which configuration won, and whether it really did.
+    if (summary.configs.size() > 1)
+      if (auto sw = analysis::rank_sweep(summary, {})) std::cout << "\n" << report::sweep_short(*sw);
   }
+  for (const auto& e : outcome->suite_errors) std::cerr << "perfgate: error: " << e << "\n";
   if (outcome->status == model::RunStatus::Interrupted) {
     std::cerr << fmt::format("perfgate: run {} interrupted after {} of {} trials; finished trials are kept\n",
                              outcome->run_id, outcome->trials_ok + outcome->trials_failed, outcome->trials_total);
@@ -189,6 +203,10 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
   if (outcome->trials_failed > 0)
     std::cerr << fmt::format("perfgate: warning: {} of {} trials failed (see above)\n", outcome->trials_failed,
                              outcome->trials_total);
+  if (!outcome->suite_errors.empty()) {
+    std::cerr << fmt::format("perfgate: run {} is recorded; fix the suite and run again\n", outcome->run_id);
+    return static_cast<int>(ExitCode::InputError);
+  }
   return 0;
 }
 
@@ -196,12 +214,13 @@ int launch_suite(State& s, const std::string& command, const runner::SoakOptions
 
 void setup_run(CLI::App& sub, State& s) { run_options(sub, s); }
 
-int do_run(State& s) { return launch_suite(s, "run", {}); }
+int do_run(State& s) { return launch_suite(s, {}); }
 
 void setup_soak(CLI::App& sub, State& s) {
   run_options(sub, s);
   sub.add_option("--duration", s.soak_duration, "how long every trial runs, e.g. 24h (default: each workload's timeout)");
-  sub.add_option("--window", s.soak_window, "progress and analysis window")->capture_default_str();
+  sub.add_option("--window", s.soak_window,
+                 "progress and analysis window (default: a thirtieth of the duration, at most 60s, at least 0.5s)");
   sub.add_option("--hang-after", s.soak_hang_after, "a trial with no step record for this long is a hang")
       ->capture_default_str();
 }
@@ -218,6 +237,7 @@ int do_soak(State& s) {
     if (*d <= 0) return fail(Error::input(fmt::format("{} must be positive", what)));
     *out = *d;
   }
+  if (s.soak_window.empty()) soak.window_s = 0;  // decided once the duration is known (launch_suite)
   // Live progress: rewritten in place on a terminal, one line per window in a log.
   bool tty = ::isatty(STDERR_FILENO) != 0;
   if (!s.quiet)
@@ -227,28 +247,33 @@ int do_soak(State& s) {
       if (tty) std::cerr << "\r\x1b[2K" << line << std::flush;
       else std::cerr << line << std::endl;
     };
-  int rc = launch_suite(s, "soak", soak);
+  int rc = launch_suite(s, soak);
   if (tty && !s.quiet) std::cerr << "\n";
   return rc;
 }
 
 void setup_soak_report(CLI::App& sub, State& s) {
   sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
-  sub.add_option("--window", s.soak_window, "analysis window")->capture_default_str();
+  sub.add_option("--window", s.soak_window, "analysis window (default: the one the soak ran with)");
   sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
 }
 
 int do_soak_report(State& s) {
   if (s.format != "table" && s.format != "markdown" && s.format != "json")
     return fail(Error::input(fmt::format("--format '{}': use table, markdown or json", s.format)));
-  auto w = util::parse_duration_s(s.soak_window);
-  if (!w || *w <= 0) return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+  double window_s = 0;
+  if (!s.soak_window.empty()) {
+    auto w = util::parse_duration_s(s.soak_window);
+    if (!w || *w <= 0)
+      return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+    window_s = *w;
+  }
   auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   auto id = (*st)->resolve_run(s.run_selector);
   if (!id) return fail(id.error());
   analysis::SoakAnalysisOptions so;
-  so.window_s = *w;
+  so.window_s = window_s > 0 ? window_s : analysis::stored_soak_window_s(**st, *id);
   auto rep = analysis::analyse_soak(**st, *id, so);
   if (!rep) return fail(rep.error());
   std::cout << (s.format == "json" ? report::soak_json(*rep) : s.format == "markdown" ? report::soak_markdown(*rep)
@@ -256,20 +281,48 @@ int do_soak_report(State& s) {
   return 0;
 }
 
+void setup_sweep(CLI::App& sub, State& s) {
+  sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
+  sub.add_option("--metric", s.metrics, "rank by this metric (default: the run's primary metric)");
+  sub.add_option("--axes", s.sweep_axes, "two parameters for a table of rows x columns, e.g. bucket_mb,dataloader.num_workers");
+  sub.add_option("--format", s.format, "table | markdown | json | csv")->capture_default_str();
+}
+
+int do_sweep(State& s) {
+  if (s.format != "table" && s.format != "markdown" && s.format != "md" && s.format != "json" && s.format != "csv")
+    return fail(Error::input(fmt::format("--format '{}': use table, markdown, json or csv", s.format)));
+  if (s.metrics.size() > 1) return fail(Error::input("sweep ranks by one --metric"));
+  analysis::SweepOptions so;
+  if (!s.metrics.empty()) so.metric = s.metrics.front();
+  if (!s.sweep_axes.empty())
+    for (const auto& a : util::split(s.sweep_axes, ',')) so.axes.emplace_back(util::trim(a));
+  auto st = open_existing_store(s);
+  if (!st) return fail(st.error());
+  auto id = (*st)->resolve_run(s.run_selector);
+  if (!id) return fail(id.error());
+  auto data = (*st)->load_run(*id);
+  if (!data) return fail(data.error());
+  auto summary = analysis::summarise_run(*data);
+  auto r = analysis::rank_sweep(summary, so);
+  if (!r) return fail(r.error());
+  std::cout << (s.format == "json"  ? report::sweep_json(*r)
+                : s.format == "csv" ? report::sweep_csv(*r)
+                : s.format == "markdown" || s.format == "md" ? report::sweep_markdown(*r)
+                                                              : report::sweep_table(*r));
+  return 0;
+}
+
 void setup_runs(CLI::App& sub, State& s) {
   sub.add_option("--limit", s.limit, "how many runs, newest first")->capture_default_str();
   sub.add_option("--suite", s.suite_filter, "only runs of this suite");
-  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+  sub.add_option("--format", s.format, "table | markdown | json | csv")->capture_default_str();
 }
 
 int do_runs(State& s) {
   auto reporter = report::make_run_reporter(s.format);
   if (!reporter) return fail(reporter.error());
-  if (!fs::exists(s.globals.db_path)) {
-    std::cout << (*reporter)->runs({});  // nothing recorded yet; do not create a database just to say so
-    return 0;
-  }
-  auto st = open_store(s);
+  // A read-only command never creates a database just to say it is empty.
+  auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   auto rows = (*st)->list_runs(s.limit, s.suite_filter);
   if (!rows) return fail(rows.error());
@@ -279,7 +332,7 @@ int do_runs(State& s) {
 
 void setup_show(CLI::App& sub, State& s) {
   sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
-  sub.add_option("--format", s.format, "table | markdown | json")->capture_default_str();
+  sub.add_option("--format", s.format, "table | markdown | json | csv")->capture_default_str();
   sub.add_option("--metric", s.metrics, "only this metric (repeatable)");
   sub.add_flag("--all-metrics", s.all_metrics, "also show cpu time and time to first step in tables");
   sub.add_option("--dashboard-url", s.dashboard_url, "Markdown: link the run's dashboard pages at this URL");
@@ -288,9 +341,7 @@ void setup_show(CLI::App& sub, State& s) {
 int do_show(State& s) {
   auto reporter = report::make_run_reporter(s.format);
   if (!reporter) return fail(reporter.error());
-  if (!fs::exists(s.globals.db_path))
-    return fail(Error::input(fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path)));
-  auto st = open_store(s);
+  auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   auto id = (*st)->resolve_run(s.run_selector);
   if (!id) return fail(id.error());
@@ -298,6 +349,18 @@ int do_show(State& s) {
   if (!data) return fail(data.error());
   report::ShowOptions so;
   so.metrics = s.metrics;
+  // --metric names or globs that match nothing are a typo, not "no trial".
+  for (const auto& pattern : s.metrics) {
+    std::vector<std::string> names;
+    bool matched = false;
+    for (const auto& m : data->metrics) {
+      names.push_back(m.name);
+      matched = matched || model::glob_match(pattern, m.name);
+    }
+    if (!matched)
+      return fail(Error::input(fmt::format("run {} has no metric '{}'{}; metrics: {}", *id, pattern,
+                                           util::did_you_mean(pattern, names), util::join(names, ", "))));
+  }
   so.all_metrics = s.all_metrics;
   so.dashboard_url = s.dashboard_url;
   std::cout << (*reporter)->show(analysis::summarise_run(*data), so);
@@ -337,9 +400,8 @@ int do_import(State& s) {
   ro.commit = s.commit;
   ro.branch = s.branch;
   ro.progress = s.quiet ? nullptr : &std::cerr;
-  std::string cmdline = "perfgate import --format " + s.import_format + " --suite " + s.import_suite;
-  for (const auto& f : s.import_files) cmdline += " " + shell_quote(f);
-  ro.command_line = cmdline;
+  ro.command_line = s.globals.command_line;
+  ro.kind = model::RunKind::Import;
   auto outcome = runner::import_files(req, **st, ro);
   if (!outcome) return fail(outcome.error());
   auto data = (*st)->load_run(outcome->run_id);

@@ -18,6 +18,8 @@ namespace perfgate::cli {
 struct Globals {
   std::string db_path = "results/perfgate.db";
   std::string db_timeout = "10s";
+  // How perfgate was invoked, shell-quoted, credentials in URLs masked: stored with runs.
+  std::string command_line;
 };
 
 // Options of every subcommand live here; each uses its own part.
@@ -46,6 +48,7 @@ struct State {
   std::string underpowered;  // --underpowered: overrides the policy's
   bool no_rerun = false;     // --no-rerun: never launch trials from a gate
   std::string max_failures;  // run --max-failures N|P%
+  std::string sweep_axes;    // sweep --axes A,B
   bool strict = false;
   bool force = false;
   bool no_store = false;
@@ -55,7 +58,7 @@ struct State {
   int bootstrap = 0;
   // soak / soak-report
   std::string soak_duration;
-  std::string soak_window = "60s";
+  std::string soak_window;  // empty: soak: a thirtieth of the duration (at most 60 s); reports: the run's own
   std::string soak_hang_after = "30m";
   std::string checklist_path;
   long long bootstrap_seed = 1;
@@ -101,6 +104,8 @@ void setup_gate(CLI::App& sub, State& s);
 int do_gate(State& s);
 void setup_history(CLI::App& sub, State& s);
 int do_history(State& s);
+void setup_sweep(CLI::App& sub, State& s);
+int do_sweep(State& s);
 void setup_dashboard(CLI::App& sub, State& s);
 int do_dashboard(State& s);
 void setup_import(CLI::App& sub, State& s);

@@ -378,7 +378,7 @@ void setup_checklist(CLI::App& sub, State& s) {
   sub.add_option("checklist", s.checklist_path, "checklist YAML, e.g. configs/release-checklist.yaml")->required();
   sub.add_option("--run", s.run_selector, "the run items are judged on (an item's own `run:` wins)")->capture_default_str();
   sub.add_option("--baseline", s.base_selector, "baseline of no_regression items that name none");
-  sub.add_option("--window", s.soak_window, "soak analysis window")->capture_default_str();
+  sub.add_option("--window", s.soak_window, "soak analysis window (default: the one each soak ran with)");
   sub.add_option("--markdown", s.markdown_path, "also write the Markdown report here");
   sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
   sub.add_option("--json", s.json_path, "also write the JSON report here");
@@ -391,15 +391,20 @@ int do_checklist(State& s) {
   if (auto f = check_format(s.format); !f) return fail(f.error());
   auto cl = suite::load_checklist(s.checklist_path);
   if (!cl) return fail(cl.error());
-  auto w = util::parse_duration_s(s.soak_window);
-  if (!w || *w <= 0) return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+  double window_s = 0;  // 0: each soak's own
+  if (!s.soak_window.empty()) {
+    auto w = util::parse_duration_s(s.soak_window);
+    if (!w || *w <= 0)
+      return fail(Error::input(fmt::format("--window '{}': expected a duration such as 60s", s.soak_window)));
+    window_s = *w;
+  }
   auto st = open_existing_store(s);
   if (!st) return fail(st.error());
   analysis::ChecklistOptions co;
   co.run = s.run_selector;
   co.baseline = s.base_selector;
   co.force = s.force;
-  co.soak_window_s = *w;
+  co.soak_window_s = window_s;
   auto res = analysis::evaluate_checklist(**st, *cl, co);
   if (!res) return fail(res.error());
   using Render = std::string (*)(const analysis::ChecklistResult&, bool);

@@ -221,7 +221,8 @@ class MegatronParser final : public OutputParser {
       if (k_known_fields[i].key == key) c.known = static_cast<int>(i);
     if (c.known >= 0) {
       const auto& k = k_known_fields[static_cast<std::size_t>(c.known)];
-      c.id = metric(k.metric, k.unit, k.better);
+      // The global batch size is a setting the log repeats: a fact, not a measurement.
+      c.id = metric(k.metric, k.unit, k.better, k.key == k_batch_key);
     } else {
       c.id = metric(snake_case(key), {}, Better::None);
     }

@@ -28,6 +28,7 @@ struct KnownKey {
   std::string_view metric;
   std::string_view unit;
   Better better;
+  bool fact = false;  // a setting the script echoes (batch size, rank count), not a measurement
 };
 // The keys the scripts compute; their value must be a number. TrainingTime is BatchSize*1000/FPS: ms per step.
 constexpr std::array<KnownKey, 6> k_known_keys = {{
@@ -35,8 +36,8 @@ constexpr std::array<KnownKey, 6> k_known_keys = {{
     {"TrainingTime", "step_time_ms", "ms", Better::Lower},
     {"E2ETrainingTime", "e2e_time_s", "s", Better::Lower},
     {"ActualLoss", "loss", "", Better::None},
-    {"BatchSize", "batch_size", "", Better::None},
-    {"RankSize", "rank_size", "", Better::None},
+    {"BatchSize", "batch_size", "", Better::None, true},
+    {"RankSize", "rank_size", "", Better::None, true},
 }};
 
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
@@ -86,7 +87,7 @@ class ModelzooParser final : public OutputParser {
     for (const auto& k : k_known_keys) {
       if (k.key != key) continue;
       if (!v) return bad(src, line_no, fmt::format("{} value '{}' is not a number", key, excerpt_of(raw)), text);
-      return summary(metric(k.metric, k.unit, k.better), *v);
+      return summary(metric(k.metric, k.unit, k.better, k.fact), *v);
     }
     // Other keys: numbers become summaries, text (Network, DeviceType, CaseName) describes the run.
     if (v) summary(metric(metric_name_of(key), {}, Better::None), *v);

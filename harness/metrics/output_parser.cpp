@@ -1,5 +1,6 @@
 #include "harness/metrics/output_parser.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -18,7 +19,7 @@ void OutputParser::feed_line(std::string_view text, LineSource src, bool oversiz
   line(text, src, line_no, t_s);
 }
 
-int OutputParser::metric(std::string_view name, std::string_view unit, std::optional<model::Better> better) {
+int OutputParser::metric(std::string_view name, std::string_view unit, std::optional<model::Better> better, bool fact) {
   int id = m_registry.id(name);
   if (id < 0) return id;
   auto i = static_cast<std::size_t>(id);
@@ -27,6 +28,7 @@ int OutputParser::metric(std::string_view name, std::string_view unit, std::opti
     m_announced[i] = true;
     if (!unit.empty()) m_registry.sink().on_meta_unit(id, unit);
     if (better) m_registry.sink().on_meta_better(id, *better);
+    if (fact) m_registry.sink().on_meta_fact(id);
   }
   return id;
 }
@@ -45,6 +47,20 @@ void OutputParser::summary(int id, double value) {
 
 void OutputParser::bad(LineSource src, long long line_no, std::string reason, std::string_view text) {
   m_malformed.add(src, line_no, std::move(reason), text);
+}
+
+std::string default_primary(std::string_view parser, const std::vector<std::string>& reported) {
+  auto has = [&](std::string_view name) { return std::find(reported.begin(), reported.end(), name) != reported.end(); };
+  if (parser == "gbench") {
+    for (const auto& m : reported)
+      if (m.find(".real_time_") != std::string::npos) return m;
+  } else if (parser == "ais_bench") {
+    if (has("npu_compute_time_ms")) return "npu_compute_time_ms";
+  } else {
+    for (std::string_view name : {"throughput", "step_time_ms"})
+      if (has(name)) return std::string(name);
+  }
+  return reported.empty() ? std::string() : reported.front();
 }
 
 std::optional<double> parse_number(std::string_view text) {

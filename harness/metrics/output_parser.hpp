@@ -44,7 +44,8 @@ class OutputParser {
   // The id of a metric, announcing its unit and direction the first time it
   // is seen (an empty unit or no direction leaves what the name implies); -1
   // when the name is invalid or one too many.
-  int metric(std::string_view name, std::string_view unit = {}, std::optional<model::Better> better = std::nullopt);
+  int metric(std::string_view name, std::string_view unit = {}, std::optional<model::Better> better = std::nullopt,
+             bool fact = false);
   // A step record (values: metric id, value) and a per-trial number.
   void step(long long step_no, double t_s, const std::vector<std::pair<int, double>>& values);
   void summary(int id, double value);
@@ -63,6 +64,14 @@ class OutputParser {
 
 // A number as logs print it: surrounding blanks allowed, "nan", "inf",
 // exponents ("1.000000E-04"); nullopt for anything else, or trailing text.
+// The metric a trial is headlined and ranked by when the suite names none:
+// the parser's own choice among what the trial reported (gbench: the first
+// benchmark's real time; ais_bench: the device time per inference; the
+// protocol, megatron and mindspore: throughput, else step time), else the
+// first measurement reported. `reported` is in order of first appearance,
+// facts left out; "" when it is empty.
+std::string default_primary(std::string_view parser, const std::vector<std::string>& reported);
+
 std::optional<double> parse_number(std::string_view text);
 // Drops leading "[...]" groups ("[INFO]", a time stamp, "[rank0]:", each
 // optionally followed by ':') and the blanks around them.

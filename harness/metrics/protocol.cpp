@@ -187,6 +187,20 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
         }
         m_sink.on_meta_better(id, *dir);
       }
+    if (auto k = it->find("kind"); k != it->end()) {
+      if (!k->is_object()) return bad(src, line_no, "meta.kind must be an object of metric -> \"fact\" or \"measurement\"", text);
+      for (auto e = k->begin(); e != k->end(); ++e) {
+        const std::string kind = e.value().is_string() ? e.value().get<std::string>() : "";
+        int id = metric_id(e.key());
+        if (id < 0 || (kind != "fact" && kind != "measurement")) {
+          bad(src, line_no,
+              fmt::format("meta.kind.{} must be \"fact\" or \"measurement\", found {}", e.key(), e.value().dump()),
+              text);
+          continue;
+        }
+        if (kind == "fact") m_sink.on_meta_fact(id);
+      }
+    }
     return;
   }
 

@@ -27,6 +27,9 @@ class ProtocolSink {
   virtual void on_summary(int metric_id, double value) = 0;
   virtual void on_meta_unit(int metric_id, std::string_view unit) = 0;
   virtual void on_meta_better(int metric_id, model::Better better) = 0;
+  // A metric the workload says is a fact (a setting: world size, buckets),
+  // not a measurement.
+  virtual void on_meta_fact(int metric_id) = 0;
 };
 
 // Letters, digits and _ . - / : ; at most 128 characters.

@@ -17,6 +17,9 @@ struct MetricInfo {
   std::string name;
   std::string unit;
   Better better = Better::Lower;
+  // A fact is a setting the workload reports (world size, bucket count, a
+  // tile size): stored and shown as such, never with intervals, never gated.
+  bool fact = false;
 
   static MetricInfo inferred(std::string_view name);
 };

@@ -20,7 +20,8 @@ struct SourceLoc {
 };
 
 struct Warmup {
-  enum class Kind { None, Steps, Seconds };
+  // Auto: compile steps and warm-up found per trial (stats/steady_state.hpp).
+  enum class Kind { None, Steps, Seconds, Auto };
   Kind kind = Kind::None;
   double amount = 0;  // steps or seconds
   std::string str() const;
@@ -40,7 +41,7 @@ struct MetricsSpec {
   // jsonl (the metric protocol of docs/metric-protocol.md), megatron,
   // mindspore, modelzoo, ais_bench, gbench or regex.
   std::string parser = "jsonl";
-  std::string primary = "throughput";
+  std::string primary;  // empty: the parser's default (metrics::default_primary)
   // A log file to read instead of stdout and stderr; gbench: the JSON file
   // (when empty the harness passes --benchmark_out). May hold {placeholders}.
   std::string file;

@@ -23,6 +23,22 @@ std::string_view to_string(RunStatus s) {
   return "?";
 }
 
+std::string_view to_string(RunKind k) {
+  switch (k) {
+    case RunKind::Run: return "run";
+    case RunKind::Soak: return "soak";
+    case RunKind::Import: return "import";
+    case RunKind::Bisect: return "bisect";
+  }
+  return "run";
+}
+
+RunKind run_kind_from(std::string_view s) {
+  for (auto k : {RunKind::Run, RunKind::Soak, RunKind::Import, RunKind::Bisect})
+    if (to_string(k) == s) return k;
+  return RunKind::Run;
+}
+
 TrialStatus trial_status_from(std::string_view s) {
   for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut, TrialStatus::Interrupted})
     if (to_string(t) == s) return t;

@@ -9,9 +9,13 @@ namespace perfgate::model {
 
 enum class TrialStatus { Running, Ok, Failed, TimedOut, Interrupted };
 enum class RunStatus { Running, Completed, Interrupted, Failed };
+// What made a run: `perfgate run`, `soak`, `import`, or `bisect`.
+enum class RunKind { Run, Soak, Import, Bisect };
 
 std::string_view to_string(TrialStatus s);
 std::string_view to_string(RunStatus s);
+std::string_view to_string(RunKind k);
+RunKind run_kind_from(std::string_view s);
 TrialStatus trial_status_from(std::string_view s);
 RunStatus run_status_from(std::string_view s);
 
@@ -34,6 +38,13 @@ struct TrialRecord {
   long long malformed_lines = 0;
   std::string notes;           // warnings: malformed lines, truncated logs, leftovers
   std::string log_dir;
+  // warmup: auto: the class of the trial's step series and where its steady
+  // state starts (a step index of the classified series; compile steps
+  // before it). Empty class for fixed warm-ups.
+  std::string steady_class;
+  long long steady_start = 0;
+  long long compile_steps = 0;
+  double last_step_s = -1;     // when the last step record arrived (seconds since start); -1: none
   std::vector<MetricSummary> summaries;
 };
 
@@ -44,6 +55,7 @@ inline constexpr std::string_view cpu_time_s = "cpu_time_s";
 inline constexpr std::string_view peak_rss_mb = "peak_rss_mb";
 inline constexpr std::string_view first_step_ms = "first_step_ms";
 inline constexpr std::string_view time_to_first_step_s = "time_to_first_step_s";
+inline constexpr std::string_view compile_steps = "compile_steps";
 }  // namespace harness_metric
 
 }  // namespace perfgate::model

@@ -16,6 +16,7 @@
 #include "harness/analysis/history.hpp"
 #include "harness/analysis/run_summary.hpp"
 #include "harness/analysis/soak.hpp"
+#include "harness/analysis/sweep.hpp"
 #include "harness/report/dashboard_assets.hpp"
 #include "harness/stats/downsample.hpp"
 #include "harness/stats/mann_whitney.hpp"
@@ -69,23 +70,21 @@ std::string full_label(const std::string& workload, const std::string& label) {
   return label.empty() ? workload : workload + " " + label;
 }
 
-bool is_soak(const store::RunRecord& r) { return r.argv.starts_with("perfgate soak"); }
+bool is_soak(const store::RunRecord& r) { return r.kind == model::RunKind::Soak; }
 
-std::string run_kind(const store::RunRecord& r) {
-  if (is_soak(r)) return "soak";
-  if (r.argv.starts_with("perfgate import")) return "import";
-  return "run";
-}
+std::string run_kind(const store::RunRecord& r) { return std::string(model::to_string(r.kind)); }
 
-// The headline metric of a run: the suite's primary is not stored with it, so
+// The headline metric of a run: its configurations' recorded primary, else
 // the usual headline metrics in order, then the first a workload reported.
 std::string primary_metric(const analysis::RunSummary& s) {
+  for (const auto& c : s.configs)
+    if (!c.primary_metric.empty() && c.find(c.primary_metric)) return c.primary_metric;
   for (const char* want : {"throughput", "step_time_ms", "latency_ms", "npu_compute_time_ms"})
     for (const auto& c : s.configs)
       if (c.find(want)) return want;
   for (const auto& c : s.configs)
     for (const auto& m : c.metrics)
-      if (!m.harness_metric) return m.info.name;
+      if (!m.harness_metric && !m.fact) return m.info.name;
   return s.configs.empty() || s.configs.front().metrics.empty() ? "" : s.configs.front().metrics.front().info.name;
 }
 
@@ -147,48 +146,55 @@ json gate_json(const store::GateRecord& g) {
           {"baseline_runs", g.baseline_runs}, {"counts", verdict_counts(g)}, {"comparisons", comps}};
 }
 
+// One metric's sweep, ranked by analysis::rank_sweep (the CLI's `perfgate
+// sweep`): null when the run cannot be ranked by it.
 json sweep_json(const analysis::RunSummary& s, const std::string& metric) {
   if (s.configs.size() < 2 || metric.empty()) return nullptr;
-  struct Entry {
-    const analysis::ConfigSummary* c;
-    const analysis::MetricRow* m;
-  };
-  std::vector<Entry> rows;
-  model::Better better = model::Better::Lower;
-  for (const auto& c : s.configs)
-    if (const auto* m = c.find(metric); m && m->n > 0 && std::isfinite(m->median)) {
-      rows.push_back({&c, m});
-      better = m->info.better;
-    }
-  if (rows.empty()) return nullptr;
-  const bool higher = better == model::Better::Higher;
-  std::stable_sort(rows.begin(), rows.end(), [&](const Entry& a, const Entry& b) {
-    return higher ? a.m->median > b.m->median : a.m->median < b.m->median;
-  });
+  analysis::SweepOptions so;
+  so.metric = metric;
+  auto r = analysis::rank_sweep(s, so);
+  if (!r) return nullptr;
   json ranked = json::array();
-  for (const auto& e : rows)
-    ranked.push_back({{"config", e.c->config_id},
-                      {"label", full_label(e.c->workload, e.c->label)},
-                      {"median", num(e.m->median)},
-                      {"ci_low", num(e.m->ci_low)},
-                      {"ci_high", num(e.m->ci_high)},
-                      {"n", e.m->n}});
-  json out = {{"metric", metric},
-              {"better", std::string(model::to_string(better))},
+  for (const auto& e : r->entries)
+    ranked.push_back({{"config", e.config->config_id},
+                      {"label", e.label},
+                      {"median", num(e.median)},
+                      {"ci_low", num(e.ci_low)},
+                      {"ci_high", num(e.ci_high)},
+                      {"min_max", e.min_max},
+                      {"n", e.n},
+                      {"advantage_pct", e.rank == 1 ? json(nullptr) : num(100 * e.advantage_rel)},
+                      {"p_adjusted", e.rank == 1 ? json(nullptr) : num(e.p_adjusted)},
+                      {"beaten", e.beaten},
+                      {"tied", e.rank > 1 && !e.beaten},
+                      {"repeats_to_separate", e.repeats_to_separate}});
+  json out = {{"metric", r->metric},
+              {"unit", r->unit},
+              {"better", std::string(model::to_string(r->better))},
+              {"threshold_pct", num(100 * r->threshold_rel)},
               {"ranked", ranked},
-              {"best", rows[0].c->config_id},
-              {"runner_up", nullptr},
-              {"best_vs_runner_up", nullptr}};
-  if (rows.size() >= 2) {
-    std::vector<double> a, b;
-    for (const auto& t : rows[0].m->trials) a.push_back(t.value);
-    for (const auto& t : rows[1].m->trials) b.push_back(t.value);
-    auto mw = stats::mann_whitney_u(a, b);
-    double change = rows[1].m->median != 0 ? (rows[0].m->median / rows[1].m->median - 1) * 100 : std::nan("");
-    out["runner_up"] = rows[1].c->config_id;
-    // Two configurations, one question: no correction, the usual 5 %.
-    out["best_vs_runner_up"] = {{"p", num(mw.p_value)}, {"significant", mw.p_value < 0.05}, {"change_pct", num(change)}};
-  }
+              {"best", r->entries[0].config->config_id},
+              {"clear_winner", r->clear_winner},
+              {"tied_with_best", r->tied_with_best},
+              {"runner_up", r->entries[1].config->config_id},
+              {"best_vs_runner_up",
+               {{"p", num(r->entries[1].p_adjusted)},
+                {"significant", r->entries[1].beaten},
+                {"advantage_pct", num(100 * r->entries[1].advantage_rel)}}}};
+  return out;
+}
+
+// Every metric a sweep can rank (a direction, not a fact), primary first.
+json sweeps_json(const analysis::RunSummary& s, const std::string& primary) {
+  json out = json::object();
+  std::vector<std::string> names = {primary};
+  for (const auto& c : s.configs)
+    for (const auto& m : c.metrics)
+      if (!m.fact && m.info.better != model::Better::None &&
+          std::find(names.begin(), names.end(), m.info.name) == names.end())
+        names.push_back(m.info.name);
+  for (const auto& n : names)
+    if (auto j = sweep_json(s, n); !j.is_null()) out[n] = std::move(j);
   return out;
 }
 
@@ -261,6 +267,7 @@ json run_json(const analysis::RunSummary& s, const std::vector<store::GateRecord
           {"configs", configs},
           {"trials", trials},
           {"sweep", sweep_json(s, primary)},
+          {"sweeps", sweeps_json(s, primary)},
           {"gate", gates.empty() ? json(nullptr) : gate_json(gates.front())}};
 }
 
@@ -295,8 +302,18 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
                             {"hi", num(c.base_median * (1 + c.threshold_rel))}};
     }
   }
+  // Facts are settings, not trends; the suite's primary metric is the trend page's default.
+  std::set<std::string> facts;
+  std::string primary;
+  for (const auto& r : chrono) {
+    if (primary.empty()) primary = primary_metric(r);
+    for (const auto& c : r.configs)
+      for (const auto& m : c.metrics)
+        if (m.fact) facts.insert(m.info.name);
+  }
   json out_series = json::array();
   for (const auto& s : series) {
+    if (facts.count(s.metric.name)) continue;
     json points = json::array();
     for (const auto& p : s.points) {
       auto it = rows.find({p.run_id, s.workload, s.params_json, s.metric.name});
@@ -327,7 +344,7 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
                           {"regressions", regressions.count(k) ? json(regressions[k]) : json::array()},
                           {"baseline", baseline_band.count(k) ? baseline_band[k] : json(nullptr)}});
   }
-  return {{"suite", suite}, {"series", out_series}};
+  return {{"suite", suite}, {"primary", primary}, {"series", out_series}};
 }
 
 // Drawn first: what a soak is watched for.
@@ -349,6 +366,8 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
   };
   std::map<long long, std::vector<Drawing>> drawings;  // by trial, in the order the store lists the metrics
   analysis::SoakAnalysisOptions so;
+  // The window the soak ran with: what `perfgate soak` printed.
+  so.window_s = run.soak_window_s > 0 ? run.soak_window_s : so.window_s;
   so.on_sample = [&](long long trial_id, const model::MetricInfo& info, double t_s, double v) {
     auto& list = drawings[trial_id];
     if (list.empty() || list.back().info.name != info.name) list.push_back({info, stats::StreamingReducer(opt.soak_points)});

@@ -35,6 +35,9 @@ json run_json(const store::RunRecord& r) {
   j["env"] = json::parse(r.env_json.empty() ? "{}" : r.env_json, nullptr, false);
   j["artifacts_dir"] = r.artifacts_dir;
   j["perfgate_version"] = r.perfgate_version;
+  j["kind"] = model::to_string(r.kind);
+  if (r.kind == model::RunKind::Soak)
+    j["soak"] = {{"duration_s", r.soak_duration_s}, {"window_s", r.soak_window_s}, {"hang_after_s", r.soak_hang_after_s}};
   return j;
 }
 
@@ -58,10 +61,21 @@ class JsonReporter final : public RunReporter {
       cj["failures"] = c.failures;
       const auto* fs = c.find(model::harness_metric::first_step_ms);
       cj["first_step_ms"] = fs ? num(fs->median) : json(nullptr);
+      cj["primary_metric"] = c.primary_metric;
+      cj["notes"] = c.notes;
+      cj["steady_classes"] = c.steady_classes;
+      // Facts: the value of the configuration's trials (a list when they differ).
+      cj["facts"] = json::object();
+      for (const auto& m : c.metrics) {
+        if (!m.fact) continue;
+        std::vector<double> values;
+        for (const auto& t : m.trials)
+          if (std::find(values.begin(), values.end(), t.value) == values.end()) values.push_back(t.value);
+        cj["facts"][m.info.name] = values.size() == 1 ? json(values[0]) : json(values);
+      }
       cj["metrics"] = json::array();
       for (const auto& m : c.metrics) {
-        if (!opts.metrics.empty() && std::find(opts.metrics.begin(), opts.metrics.end(), m.info.name) == opts.metrics.end())
-          continue;
+        if (m.fact || !metric_selected(m.info.name, opts)) continue;
         json mj;
         mj["metric"] = m.info.name;
         mj["unit"] = m.info.unit;
@@ -108,7 +122,11 @@ class JsonReporter final : public RunReporter {
                              {"steps", t.steps},
                              {"malformed_lines", t.malformed_lines},
                              {"notes", t.notes},
-                             {"log_dir", t.log_dir}});
+                             {"log_dir", t.log_dir},
+                             {"steady_class", t.steady_class},
+                             {"steady_start", t.steady_start},
+                             {"compile_steps", t.compile_steps},
+                             {"last_step_s", t.last_step_s >= 0 ? json(t.last_step_s) : json(nullptr)}});
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 

@@ -1,5 +1,7 @@
 // Terminal tables for `show` and `runs`.
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/report/dashboard.hpp"
@@ -12,6 +14,11 @@ namespace perfgate::report {
 namespace {
 
 std::string short_commit(const std::string& c) { return c.substr(0, 10); }
+
+std::string analysis_steady(const analysis::ConfigSummary& c, const analysis::RunSummary& rs) {
+  auto s = steady_text(c, rs.trials);
+  return s.empty() ? "-" : s;
+}
 
 // Shared by the text and Markdown forms: the run header and the metric table.
 struct ShowParts {
@@ -38,13 +45,22 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
   p.facts.push_back(fmt::format("seed {}", r.seed));
   p.facts.push_back("host " + r.host);
 
-  p.table.columns({"workload", "configuration", "metric", "n", "median", "95% CI", "CV", "first step"},
-                  {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right,
-                   TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right});
+  const bool any_steady = std::any_of(rs.configs.begin(), rs.configs.end(),
+                                      [](const analysis::ConfigSummary& c) { return !c.steady_classes.empty(); });
+  std::vector<std::string> head = {"workload", "configuration", "metric", "n", "median", "95% CI", "CV", "first step"};
+  std::vector<TextTable::Align> align = {TextTable::Align::Left,  TextTable::Align::Left,  TextTable::Align::Left,
+                                         TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Right,
+                                         TextTable::Align::Right, TextTable::Align::Right};
+  if (any_steady) {
+    head.push_back("steady state");
+    align.push_back(TextTable::Align::Left);
+  }
+  p.table.columns(head, align);
   bool first_group = true;
   for (const auto& c : rs.configs) {
     std::string first_step = "-";
     if (const auto* fs = c.find(model::harness_metric::first_step_ms)) first_step = format_with_unit(fs->median, "ms");
+    const std::string steady = any_steady ? analysis_steady(c, rs) : "";
     bool first_row = true;
     for (const auto& m : c.metrics) {
       if (!shown_in_table(m, opts)) continue;
@@ -56,18 +72,29 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
         p.small_coverage = std::min(p.small_coverage, m.ci_coverage);
       }
       if (m.n < 2) ci = "-";
-      p.table.row({first_row ? c.workload : "", first_row ? (c.label.empty() ? "-" : c.label) : "", m.info.name,
-                   std::to_string(m.n), format_with_unit(m.median, m.info.unit), ci,
-                   m.n < 2 ? "-" : format_percent(m.cv), first_row ? first_step : ""});
+      std::vector<std::string> row = {first_row ? c.workload : "", first_row ? (c.label.empty() ? "-" : c.label) : "",
+                                      m.info.name, std::to_string(m.n), format_with_unit(m.median, m.info.unit), ci,
+                                      m.n < 2 ? "-" : format_percent(m.cv), first_row ? first_step : ""};
+      if (any_steady) row.push_back(first_row ? steady : "");
+      p.table.row(std::move(row));
       first_row = false;
       first_group = false;
     }
     if (first_row) {  // no metric at all: every trial failed
       if (!first_group) p.table.separator();
-      p.table.row({c.workload, c.label.empty() ? "-" : c.label, "(no successful trial)", "0", "-", "-", "-", "-"});
+      std::vector<std::string> row = {c.workload, c.label.empty() ? "-" : c.label, "(no successful trial)", "0", "-", "-", "-", "-"};
+      if (any_steady) row.push_back("-");
+      p.table.row(std::move(row));
       first_group = false;
     }
+    // Facts once per configuration, as settings, not measurements.
+    if (auto f = facts_text(c); !f.empty() && (opts.metrics.empty() || opts.all_metrics)) {
+      std::vector<std::string> row = {"", "", "facts", "", f, "", "", ""};
+      if (any_steady) row.push_back("");
+      p.table.row(std::move(row));
+    }
     for (const auto& f : c.failures) p.failures.push_back(fmt::format("{} {}: {}", c.workload, c.label, f));
+    for (const auto& n : c.notes) p.notes.push_back(fmt::format("{} {}: {}", c.workload, c.label, n));
   }
   for (const auto& t : rs.trials)
     if (!t.notes.empty()) p.notes.push_back(fmt::format("trial {} (seq {}): {}", t.id, t.seq + 1, t.notes));
@@ -128,7 +155,7 @@ class MarkdownReporter final : public RunReporter {
       auto base = dashboard_index_url(opts.dashboard_url);
       out += fmt::format("\nDashboard: [run {}]({}{})", rs.run.id, base, run_anchor(rs.run.id));
       if (rs.configs.size() > 1) out += fmt::format(" · [sweep]({}#/sweep/{})", base, rs.run.id);
-      if (rs.run.argv.starts_with("perfgate soak")) out += fmt::format(" · [soak]({}#/soak/{})", base, rs.run.id);
+      if (rs.run.kind == model::RunKind::Soak) out += fmt::format(" · [soak]({}#/soak/{})", base, rs.run.id);
       out += "\n";
     }
     return out;

@@ -10,6 +10,7 @@
 
 #include "harness/stats/descriptive.hpp"
 #include "harness/stats/trend.hpp"
+#include "harness/util/strings.hpp"
 
 namespace perfgate::runner {
 
@@ -152,7 +153,9 @@ void TrialCollector::close_window(double t_s) {
     p.throughput = stats::median(m_window_throughput);
     m_window_throughput.clear();
   }
-  if (m_window_medians.size() >= 3 && p.first_window_value != 0) {
+  // A drift from a few windows is noise extrapolated to an hour: shown from
+  // ten windows on.
+  if (m_window_medians.size() >= k_min_drift_windows && p.first_window_value != 0) {
     auto slope = stats::theil_sen(m_window_t, m_window_medians, 0.95, std::numeric_limits<std::size_t>::max());
     p.drift_pct_per_h = slope.slope * 3600.0 / p.first_window_value * 100.0;
   }
@@ -214,7 +217,7 @@ void TrialCollector::on_new_metric(int id, std::string_view name) {
   if (static_cast<std::size_t>(id) >= m_series.size()) m_series.resize(static_cast<std::size_t>(id) + 1);
   auto& s = m_series[static_cast<std::size_t>(id)];
   s.info = model::MetricInfo::inferred(name);
-  if (name == "step_time_ms") {
+  if (name == m_primary_name) {
     if (m_primary_id != id) m_window_values.clear();
     m_primary_id = id;
   }
@@ -241,32 +244,36 @@ long long TrialCollector::harness_metric_id(std::string_view name, std::string_v
   return *sid;
 }
 
-void TrialCollector::keep_steady(Series& s, double v) {
-  s.moments.add(v);
-  if (v > 0) s.inverse_sum += 1.0 / v;
-  else s.all_positive = false;
-  if (s.steady.size() < k_max_kept) {
-    s.steady.push_back(v);
-    return;
+stats::StepSeries& TrialCollector::values_of(Series& s) {
+  if (!s.values) {
+    stats::WarmupRule rule;
+    switch (m_warmup.kind) {
+      case model::Warmup::Kind::None: rule.kind = stats::WarmupRule::Kind::None; break;
+      case model::Warmup::Kind::Steps: rule.kind = stats::WarmupRule::Kind::Steps; break;
+      case model::Warmup::Kind::Seconds: rule.kind = stats::WarmupRule::Kind::Seconds; break;
+      case model::Warmup::Kind::Auto: rule.kind = stats::WarmupRule::Kind::Auto; break;
+    }
+    rule.amount = m_warmup.amount;
+    // A fixed seed: the same trial gives the same summary.
+    s.values = std::make_unique<stats::StepSeries>(rule);
   }
-  // Reservoir sampling (Vitter's algorithm R) over splitmix64: every value so
-  // far is kept with the same probability.
-  m_reservoir_state += 0x9E3779B97F4A7C15ull;
-  std::uint64_t z = m_reservoir_state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  auto j = z % static_cast<std::uint64_t>(s.moments.n);
-  if (j < k_max_kept) s.steady[static_cast<std::size_t>(j)] = v;
+  return *s.values;
+}
+
+int TrialCollector::auto_leader() const {
+  // The step times decide where the trial's steady state starts.
+  for (std::size_t i = 0; i < m_series.size(); ++i)
+    if (m_series[i].info.name == "step_time_ms" && m_series[i].values) return static_cast<int>(i);
+  return -1;
 }
 
 void TrialCollector::on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) {
-  const bool past_warmup_time = m_warmup.kind != model::Warmup::Kind::Seconds || t_s >= m_warmup.amount;
   if (m_steps == 0) m_first_step_arrival = t_s;
   ++m_steps;
   m_last_step_no = step;
+  m_last_step_arrival = t_s;
   if (m_progress) {
-    // The primary series of the progress line: step time if reported, else the first metric.
+    // The primary series of the progress line: the named one once reported, the first metric until then.
     for (const auto& [id, v] : values) {
       if (m_primary_id < 0) m_primary_id = id;
       if (!std::isfinite(v)) continue;
@@ -274,28 +281,42 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
       if (id == m_throughput_id) m_window_throughput.push_back(v);
     }
   }
+  const bool automatic = m_warmup.kind == model::Warmup::Kind::Auto;
   for (const auto& [id, v] : values) {
     auto& s = m_series[static_cast<std::size_t>(id)];
-    // Warm-up steps count per metric: the first N values of each. Where every
-    // record carries every metric that is the first N records; where records
-    // differ (a loss line and a timing line, one benchmark after another) it
-    // is still each series' own start that is dropped.
-    const bool steady = m_warmup.kind == model::Warmup::Kind::Steps
-                            ? static_cast<double>(s.n_total) >= m_warmup.amount
-                            : past_warmup_time;
-    if (s.n_total == 0) s.first_value = v;
-    ++s.n_total;
-    if (!std::isfinite(v)) ++s.n_nonfinite;
-    else if (steady) keep_steady(s, v);
+    auto& series = values_of(s);
+    if (!s.first_value_seen) {
+      s.first_value_seen = true;
+      s.first_value = v;
+    }
+    // Every series but the step times waits for their cut (warmup: auto).
+    if (automatic && s.info.name != "step_time_ms") series.defer_to_trial();
+    series.add(t_s, v);
     if (s.store_id >= 0) m_pending.push_back({s.store_id, step, t_s, v});
+  }
+  if (automatic && !m_auto_cut_shared) {
+    // Once the step times resolve their warm-up (their window is full), the
+    // others take the same cut.
+    int lead = auto_leader();
+    if (lead >= 0 && m_series[static_cast<std::size_t>(lead)].values->resolved()) share_auto_cut(lead);
   }
   // Batches stay small whatever feeds them: a flood on stdout arrives between
   // ticks, and a batch held until the next tick grew to 100 MB.
   if (m_pending.size() >= k_flush_rows) flush();
 }
 
+void TrialCollector::share_auto_cut(int lead) {
+  m_auto_cut_shared = true;
+  const auto& state = m_series[static_cast<std::size_t>(lead)].values->steady_state();
+  if (!state) return;
+  m_auto_state = *state;
+  for (std::size_t i = 0; i < m_series.size(); ++i)
+    if (static_cast<int>(i) != lead && m_series[i].values) m_series[i].values->resolve(state->steady_start, *state);
+}
+
 void TrialCollector::on_summary(int metric_id, double value) {
   auto& s = m_series[static_cast<std::size_t>(metric_id)];
+  if (s.has_summary && s.info.fact && s.summary_value != value) s.summary_varied = true;
   s.has_summary = true;
   s.summary_value = value;
 }
@@ -303,6 +324,12 @@ void TrialCollector::on_summary(int metric_id, double value) {
 void TrialCollector::on_meta_unit(int metric_id, std::string_view unit) {
   auto& s = m_series[static_cast<std::size_t>(metric_id)];
   s.info.unit = std::string(unit);
+  s.meta_changed = true;
+}
+
+void TrialCollector::on_meta_fact(int metric_id) {
+  auto& s = m_series[static_cast<std::size_t>(metric_id)];
+  s.info.fact = true;
   s.meta_changed = true;
 }
 
@@ -316,6 +343,33 @@ TrialCollector::Result TrialCollector::finish() {
   Result r;
   r.steps = m_steps;
   r.first_step_arrival_s = m_first_step_arrival;
+  r.last_step_arrival_s = m_steps > 0 ? m_last_step_arrival : -1;
+  if (m_warmup.kind == model::Warmup::Kind::Auto) {
+    // The step times decide the cut of every series (else each its own);
+    // the trial reports the class of the series that decided.
+    int lead = auto_leader();
+    if (lead >= 0 && !m_auto_cut_shared) {
+      auto& leader = *m_series[static_cast<std::size_t>(lead)].values;
+      auto state = leader.classify();
+      leader.resolve(state.steady_start, state);
+      share_auto_cut(lead);
+    }
+    if (lead < 0)
+      for (auto& s : m_series)
+        if (s.values && s.values->count() > 0) {
+          m_auto_state = s.values->classify(s.info.better != model::Better::Higher);
+          break;
+        }
+    if (m_auto_state) {
+      r.steady_class = std::string(stats::to_string(m_auto_state->kind));
+      r.steady_start = static_cast<long long>(m_auto_state->steady_start);
+      r.compile_steps = static_cast<long long>(m_auto_state->compile_steps);
+    }
+  }
+  for (const auto& s : m_series) {
+    if (s.store_id < 0 || (!s.has_summary && (!s.values || s.values->count() == 0))) continue;
+    (s.info.fact ? r.facts : r.measured).push_back(s.info.name);
+  }
   for (auto& s : m_series) {
     if (s.meta_changed && m_store_status) {
       auto sid = m_store.metric_id(s.info);
@@ -328,52 +382,54 @@ TrialCollector::Result TrialCollector::finish() {
       m.n_total = m.n_steady = 1;
       m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.value = s.summary_value;
       m.is_scalar = true;
+      if (s.summary_varied) r.notes.push_back(fmt::format("{} was reported with different values; the last, {}, is kept",
+                                                          s.info.name, util::format_value(s.summary_value)));
       r.summaries.push_back(m);
       r.summary_metric_ids.push_back(s.store_id);
       continue;
     }
-    if (s.n_total == 0) continue;
-    if (s.n_nonfinite > 0)
-      r.notes.push_back(fmt::format("{} of {} values of {} were NaN or infinite", s.n_nonfinite, s.n_total, s.info.name));
-    if (s.steady.empty()) {
-      if (s.n_nonfinite < s.n_total) {
+    if (!s.values || s.values->count() == 0) continue;
+    const auto sum = s.values->finish(s.info.better != model::Better::Higher);
+    if (s.info.fact && sum.n_steady > 0 && sum.min != sum.max)
+      r.notes.push_back(fmt::format("{} is a fact but changed within the trial: {} to {}", s.info.name,
+                                    util::format_value(sum.min), util::format_value(sum.max)));
+    if (sum.n_nonfinite > 0)
+      r.notes.push_back(fmt::format("{} of {} values of {} were NaN or infinite", sum.n_nonfinite, sum.n_total, s.info.name));
+    if (sum.n_steady == 0) {
+      if (sum.n_nonfinite < sum.n_total) {
         r.notes.push_back(fmt::format("warm-up ({}) excluded all {} steps of {}; no steady-state summary",
-                                      m_warmup.str(), s.n_total, s.info.name));
+                                      m_warmup.str(), sum.n_total, s.info.name));
       } else {
         // Every value was NaN/Inf: keep the metric with a NaN value, so a
         // comparison sees a broken trial rather than a metric that vanished.
         model::MetricSummary m;
         m.metric = s.info.name;
-        m.n_total = s.n_total;
+        m.n_total = sum.n_total;
         m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.stddev = m.value = std::nan("");
         r.summaries.push_back(m);
         r.summary_metric_ids.push_back(s.store_id);
       }
       continue;
     }
-    std::sort(s.steady.begin(), s.steady.end());
     model::MetricSummary m;
     m.metric = s.info.name;
-    m.n_total = s.n_total;
-    const auto& mo = s.moments;
-    m.n_steady = mo.n;
-    m.mean = mo.mean;
-    m.median = stats::quantile_sorted(s.steady, 0.5);
-    m.p90 = stats::quantile_sorted(s.steady, 0.9);
-    m.p99 = stats::quantile_sorted(s.steady, 0.99);
-    m.min = mo.min;
-    m.max = mo.max;
-    m.stddev = mo.stddev();
+    m.n_total = sum.n_total;
+    m.n_steady = sum.n_steady;
+    m.mean = sum.mean;
+    m.median = sum.median;
+    m.p90 = sum.p90;
+    m.p99 = sum.p99;
+    m.min = sum.min;
+    m.max = sum.max;
+    m.stddev = sum.stddev;
     // Rates: time-weighted (harmonic) mean, i.e. total work over total time, so
     // a stall weighs what it cost. Times and the rest: the median, robust to stalls.
-    double harmonic = s.all_positive && s.inverse_sum > 0 ? static_cast<double>(mo.n) / s.inverse_sum : mo.mean;
-    m.value = s.info.better == model::Better::Higher ? harmonic : m.median;
-    if (static_cast<std::size_t>(mo.n) > s.steady.size())
+    m.value = s.info.better == model::Better::Higher ? sum.harmonic : sum.median;
+    if (sum.sampled)
       r.notes.push_back(fmt::format("quantiles of {} come from a uniform sample of {} of its {} steady values", s.info.name,
-                                    s.steady.size(), mo.n));
+                                    stats::StepSeries::k_max_kept, sum.n_steady));
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);
-    std::vector<double>().swap(s.steady);
   }
   // Sampler series: peak for memory (what runs out), mean for the rest (utilisation, power).
   for (const auto& s : m_sampled) {
@@ -398,7 +454,7 @@ TrialCollector::Result TrialCollector::finish() {
                                [](const auto& m) { return m.metric == model::harness_metric::first_step_ms; });
   if (!has_first) {
     for (const auto& s : m_series)
-      if (s.info.name == "step_time_ms" && s.n_total > 0 && std::isfinite(s.first_value)) {
+      if (s.info.name == "step_time_ms" && s.first_value_seen && std::isfinite(s.first_value)) {
         model::MetricSummary m;
         m.metric = std::string(model::harness_metric::first_step_ms);
         m.n_total = m.n_steady = 1;

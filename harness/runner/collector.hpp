@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
 #include "harness/sampling/session.hpp"
+#include "harness/stats/step_series.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/line_splitter.hpp"
 
@@ -28,7 +31,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
  public:
   static constexpr std::size_t k_flush_rows = 50'000;
   static constexpr double k_flush_interval_s = 2.0;
-  static constexpr std::size_t k_max_kept = 100'000;  // steady values kept per metric for quantiles
+  static constexpr std::size_t k_min_drift_windows = 10;  // soak progress shows a drift from this many windows on
 
   TrialCollector(store::Store& store, long long trial_id, std::string metrics_path, model::Warmup warmup);
   ~TrialCollector() override;
@@ -44,6 +47,10 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   // written_during_trial is false (import: the file is the input).
   Status attach_output_parser(const model::MetricsSpec& spec, bool written_during_trial = true);
 
+  // The metric soak progress lines follow: the suite's `primary` when it
+  // names one; else step_time_ms, else the first metric reported.
+  void set_primary(std::string name) { m_primary_name = std::move(name); }
+
   // Soak: end the trial as a hang when no step record arrives for this long.
   void set_hang_after(double seconds) { m_hang_after_s = seconds; }
 
@@ -52,7 +59,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     double t_s = 0;                   // since the start
     long long steps = 0;
     double last_step_t_s = -1;
-    std::string primary;              // step_time_ms, or the first metric reported
+    std::string primary;              // set_primary's, step_time_ms, or the first metric reported
     double window_value = std::nan(""); // median of the primary over the last window
     double first_window_value = std::nan("");
     double drift_pct_per_h = std::nan("");  // of the primary, Theil-Sen over window medians so far
@@ -77,6 +84,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   void on_summary(int metric_id, double value) override;
   void on_meta_unit(int metric_id, std::string_view unit) override;
   void on_meta_better(int metric_id, model::Better better) override;
+  void on_meta_fact(int metric_id) override;
 
   // After the launch: summaries of every step metric and summary record, plus
   // notes (warm-up ate everything, non-finite values, malformed lines).
@@ -86,6 +94,13 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     std::vector<std::string> notes;
     long long steps = 0;
     double first_step_arrival_s = -1;  // seconds from launch to the first step record
+    double last_step_arrival_s = -1;   // and to the last one
+    // What the trial reported, in order of first appearance: measurements and facts.
+    std::vector<std::string> measured, facts;
+    // warmup: auto: the trial's step series classified (its step times, else the primary).
+    std::string steady_class;
+    long long steady_start = 0;
+    long long compile_steps = 0;
   };
   Result finish();
 
@@ -97,7 +112,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   long long harness_metric_id(std::string_view name, std::string_view unit);
 
  private:
-  // Count, mean, spread and extremes without keeping the values (Welford).
+  // Count, mean, spread and extremes without keeping the values (Welford): sampler series.
   struct RunningStats {
     long long n = 0;
     double mean = 0, m2 = 0, min = 0, max = 0;
@@ -114,19 +129,14 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   struct Series {
     model::MetricInfo info;
     long long store_id = -1;
-    long long n_total = 0;
-    long long n_nonfinite = 0;
-    double first_value = 0;
     bool meta_changed = false;
     bool has_summary = false;
     double summary_value = 0;
-    // Steady values for the quantiles: all of them up to k_max_kept, then a
-    // uniform reservoir sample (a 72-hour soak has millions per metric).
-    // Count, mean, spread, extremes and the harmonic mean stay exact.
-    std::vector<double> steady;
-    RunningStats moments;
-    double inverse_sum = 0;
-    bool all_positive = true;
+    bool summary_varied = false;      // a fact's summary line repeated with another value
+    bool first_value_seen = false;
+    double first_value = 0;           // the series' first value (first_step_ms of the step times)
+    // The step values: warm-up, steady reservoir and moments (stats/step_series.hpp).
+    std::unique_ptr<stats::StepSeries> values;
   };
   // A file another process appends to, read as it grows.
   struct TailedFile {
@@ -145,7 +155,13 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   void tail_files(double t_s);
   void flush();
   void drain_sampling();
-  void keep_steady(Series& s, double v);
+  stats::StepSeries& values_of(Series& s);
+  // warmup: auto: the series whose classification sets every other's cut.
+  int auto_leader() const;
+  void share_auto_cut(int lead);
+  bool m_auto_cut_shared = false;
+  std::optional<stats::SteadyState> m_auto_state;
+  double m_last_step_arrival = -1;
 
   // A sampler series: stored as it arrives, summarised without keeping it.
   struct Sampled {
@@ -156,6 +172,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
 
   store::Store& m_store;
   model::Warmup m_warmup;
+  std::string m_primary_name = "step_time_ms";
   metrics::MetricRegistry m_registry;  // shared by the protocol parser and the output parser
   metrics::ProtocolParser m_parser;
   TailedFile m_metrics_file;
@@ -188,7 +205,7 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   std::vector<double> m_window_throughput;
   std::vector<double> m_window_t, m_window_medians;
   std::map<std::string, double> m_latest_sampled;
-  std::uint64_t m_reservoir_state = 0x9E3779B97F4A7C15ull;  // fixed seed: the same trial gives the same summary
+
   void close_window(double t_s);
   std::vector<Sampled> m_sampled;
   std::map<std::string, std::size_t, std::less<>> m_sampled_index;

@@ -1,5 +1,6 @@
 #include "harness/runner/runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/exec/capture.hpp"
+#include "harness/metrics/output_parser.hpp"
 #include "harness/runner/collector.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/sampling/sampler.hpp"
@@ -82,6 +84,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     if (opts.progress) *opts.progress << line << std::endl;
   };
   std::vector<long long> config_ids(plan.cases.size(), 0);
+  std::vector<bool> primary_recorded(plan.cases.size(), false);
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto id = st.config_id(plan.cases[i].workload, plan.cases[i].params_json);
     if (!id) return id.error();
@@ -166,6 +169,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     spec.env["PERFGATE_DURATION_S"] = fmt::format("{:.0f}", duration_s);
 
     TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    if (!w.metrics.primary.empty()) collector.set_primary(w.metrics.primary);
     // A log preset, gbench or regex reads the workload's own output.
     std::string parser_error;
     if (w.metrics.parser != "jsonl" && subst_error.empty()) {
@@ -235,6 +239,10 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     trial.signal = lr.signal;
     trial.steps = res.steps;
     trial.malformed_lines = collector.malformed_count();
+    trial.steady_class = res.steady_class;
+    trial.steady_start = res.steady_start;
+    trial.compile_steps = res.compile_steps;
+    trial.last_step_s = res.last_step_arrival_s;
     switch (lr.outcome) {
       case exec::Outcome::Exited: trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed; break;
       case exec::Outcome::Signaled:
@@ -280,6 +288,33 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       add_scalar(model::harness_metric::cpu_time_s, "s", lr.cpu_s);
       add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
       if (res.first_step_arrival_s >= 0) add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
+      // warmup: auto: how many leading steps were compile steps, as a number of the trial.
+      if (!res.steady_class.empty()) add_scalar(model::harness_metric::compile_steps, "", static_cast<double>(res.compile_steps));
+    }
+    // The configuration's primary metric: the suite's when the trial reported
+    // it, else the parser's default among what it reported.
+    std::string primary = w.metrics.primary;
+    if (!primary.empty() && std::find(res.measured.begin(), res.measured.end(), primary) == res.measured.end() &&
+        !res.measured.empty()) {
+      std::string fallback = metrics::default_primary(w.metrics.parser, res.measured);
+      notes.push_back(fmt::format("primary metric '{}' was not reported{}; {} stands in", primary,
+                                  util::did_you_mean(primary, res.measured), fallback));
+      auto msg = fmt::format("{}: workload {}: metrics.primary '{}' names no metric it reported{}",
+                             (w.metrics.loc.line > 0 ? w.metrics.loc : w.loc).str(), w.name, primary,
+                             util::did_you_mean(primary, res.measured));
+      if (std::find(out.suite_errors.begin(), out.suite_errors.end(), msg) == out.suite_errors.end())
+        out.suite_errors.push_back(std::move(msg));
+      trial.notes = util::sanitize_utf8(util::join(notes, "; "));
+      primary = fallback;
+    } else if (primary.empty()) {
+      primary = metrics::default_primary(w.metrics.parser, res.measured);
+    }
+    if (trial.status == model::TrialStatus::Ok && !primary.empty() && !primary_recorded[pt.case_index]) {
+      primary_recorded[pt.case_index] = true;
+      if (auto s = st.set_primary_metrics(*run_id, {{config_ids[pt.case_index], primary}}); !s) {
+        store_failure = s;
+        break;
+      }
     }
     if (auto s = record_trial(st, collector, trial, res); !s) {
       store_failure = s;
@@ -290,7 +325,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     if (trial.status == model::TrialStatus::Ok) {
       ++out.trials_ok;
       std::string extra = trial.notes.empty() ? "" : "  note: " + trial.notes;
-      say(fmt::format("{}  ok  {}  {}{}", where, util::format_duration(lr.wall_s), headline(trial, w.metrics.primary), extra));
+      say(fmt::format("{}  ok  {}  {}{}", where, util::format_duration(lr.wall_s), headline(trial, primary), extra));
     } else {
       ++out.trials_failed;
       say(fmt::format("{}  {}  {}", where, model::to_string(trial.status), trial.error));
@@ -353,6 +388,13 @@ store::RunRecord new_run_record(std::string suite_name, std::string suite_path, 
   rec.fingerprint_hash = fp.hash;
   rec.tags = opts.tags;
   rec.seed = seed;
+  rec.kind = opts.kind;
+  if (opts.soak.enabled) {
+    rec.kind = model::RunKind::Soak;
+    rec.soak_duration_s = opts.soak.duration_s;
+    rec.soak_window_s = opts.soak.window_s;
+    rec.soak_hang_after_s = opts.soak.hang_after_s;
+  }
   rec.argv = opts.command_line;
   rec.perfgate_version = PERFGATE_VERSION;
   rec.git_commit = opts.commit;

@@ -48,6 +48,7 @@ struct RunOptions {
   std::vector<std::string> profiles;
   std::vector<std::string> sets;
   SoakOptions soak;
+  model::RunKind kind = model::RunKind::Run;  // soak options make it a soak
 };
 
 struct RunOutcome {
@@ -57,6 +58,9 @@ struct RunOutcome {
   int trials_ok = 0;
   int trials_failed = 0;
   int trials_not_run = 0;
+  // Mistakes in the suite only a trial could reveal (a `primary` that names no
+  // metric the workload reported), with file and line; every trial still ran.
+  std::vector<std::string> suite_errors;
 };
 
 Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& store,

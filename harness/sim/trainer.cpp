@@ -367,8 +367,9 @@ int Job::run(std::FILE* out, bool stdout_protocol) {
   std::fprintf(out,
                "{\"meta\": {\"units\": {\"throughput\": \"samples/s\", \"step_time_ms\": \"ms\", \"data_wait_ms\": \"ms\", "
                "\"forward_ms\": \"ms\", \"backward_ms\": \"ms\", \"allreduce_ms\": \"ms\", \"allreduce_total_ms\": \"ms\", \"optimizer_ms\": \"ms\", "
-               "\"host_rss_mb\": \"MB\"}, \"better\": {\"throughput\": \"higher\", \"loss\": \"lower\", "
-               "\"loss_scale\": \"none\"}}}\n");
+               "\"host_rss_mb\": \"MB\", \"act_mb\": \"MB\"}, \"better\": {\"throughput\": \"higher\", \"loss\": \"lower\", "
+               "\"loss_scale\": \"none\"}, \"kind\": {\"ranks\": \"fact\", \"buckets\": \"fact\", \"matmul_tile\": \"fact\", "
+               "\"act_mb\": \"fact\"}}}\n");
   std::fflush(out);
   std::vector<std::thread> ranks;
   for (int r = 0; r < m_cfg.ranks; ++r) ranks.emplace_back([this, r] { rank_loop(r); });

@@ -128,6 +128,28 @@ CREATE TABLE verdicts(
   PRIMARY KEY(gate_id, config_id, metric_id)
 );
 )sql",
+    // v3: facts are not measurements, a run's kind and soak options, a trial's
+    // steady state and last step, each configuration's primary metric:
+    // nothing parsed back out of text.
+    R"sql(
+ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'run';          -- run | soak | import | bisect
+ALTER TABLE runs ADD COLUMN soak_duration_s REAL NOT NULL DEFAULT 0;   -- 0 unless a soak (or each workload's timeout)
+ALTER TABLE runs ADD COLUMN soak_window_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN soak_hang_after_s REAL NOT NULL DEFAULT 0;
+UPDATE runs SET kind = 'soak' WHERE argv LIKE 'perfgate soak %';
+UPDATE runs SET kind = 'import' WHERE argv LIKE 'perfgate import %';
+ALTER TABLE metrics ADD COLUMN kind TEXT NOT NULL DEFAULT 'measurement';  -- measurement | fact
+ALTER TABLE trials ADD COLUMN steady_class TEXT NOT NULL DEFAULT '';   -- warmup auto: flat | warm-up | slowdown | no steady state
+ALTER TABLE trials ADD COLUMN steady_start INTEGER NOT NULL DEFAULT 0; -- first steady step of the classified series
+ALTER TABLE trials ADD COLUMN compile_steps INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN last_step_s REAL NOT NULL DEFAULT -1;    -- arrival of the last step record, -1: none
+CREATE TABLE run_configs(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  primary_metric TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(run_id, config_id)
+);
+)sql",
 };
 
 int user_version(sqlite3* db) {

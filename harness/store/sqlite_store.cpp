@@ -73,6 +73,7 @@ class SqliteStore final : public Store {
 
   Expected<long long> begin_run(const RunRecord& r) override;
   Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) override;
+  Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) override;
   Status finish_run(long long run_id, model::RunStatus status, double ended_at) override;
   Expected<long long> config_id(const std::string& workload, const std::string& params_json) override;
   Expected<long long> metric_id(const model::MetricInfo& info) override;
@@ -135,7 +136,10 @@ class SqliteStore final : public Store {
 
 constexpr const char* k_run_columns =
     "id, suite, suite_path, description, started_at, ended_at, status, host, pid, fingerprint, fingerprint_hash, "
-    "git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version";
+    "git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version, kind, soak_duration_s, "
+    "soak_window_s, soak_hang_after_s";
+// Columns of k_run_columns, for the queries that select more after them.
+constexpr int k_run_column_count = 23;
 
 RunRecord SqliteStore::read_run(Stmt& s) {
   RunRecord r;
@@ -158,6 +162,10 @@ RunRecord SqliteStore::read_run(Stmt& s) {
   r.plan_json = s.text(16);
   r.artifacts_dir = s.text(17);
   r.perfgate_version = s.text(18);
+  r.kind = model::run_kind_from(s.text(19));
+  r.soak_duration_s = s.f64(20);
+  r.soak_window_s = s.f64(21);
+  r.soak_hang_after_s = s.f64(22);
   return r;
 }
 
@@ -197,13 +205,14 @@ Expected<long long> SqliteStore::begin_run(const RunRecord& r) {
   auto st = transaction("recording the new run", [&]() -> Status {
     Stmt s(m_db,
            "INSERT INTO runs(suite, suite_path, description, started_at, ended_at, status, host, pid, fingerprint, "
-           "fingerprint_hash, git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version) "
-           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           "fingerprint_hash, git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version, kind, "
+           "soak_duration_s, soak_window_s, soak_hang_after_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, r.suite).bind(2, r.suite_path).bind(3, r.description).bind(4, r.started_at).bind(5, r.ended_at);
     s.bind(6, std::string(model::to_string(r.status))).bind(7, r.host).bind(8, r.pid).bind(9, r.fingerprint_json);
     s.bind(10, r.fingerprint_hash).bind(11, r.git_commit).bind(12, r.git_branch);
     s.bind(13, static_cast<long long>(r.seed)).bind(14, r.argv).bind(15, r.env_json).bind(16, r.plan_json);
-    s.bind(17, r.artifacts_dir).bind(18, r.perfgate_version);
+    s.bind(17, r.artifacts_dir).bind(18, r.perfgate_version).bind(19, std::string(model::to_string(r.kind)));
+    s.bind(20, r.soak_duration_s).bind(21, r.soak_window_s).bind(22, r.soak_hang_after_s);
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording the new run");
     id = sqlite3_last_insert_rowid(m_db);
     Stmt t(m_db, "INSERT OR IGNORE INTO run_tags(run_id, tag) VALUES (?, ?)");
@@ -224,6 +233,20 @@ Status SqliteStore::update_run_plan(long long run_id, const std::string& plan_js
     Stmt s(m_db, "UPDATE runs SET plan = ?, artifacts_dir = ? WHERE id = ?");
     s.bind(1, plan_json).bind(2, artifacts_dir).bind(3, run_id);
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording the run plan");
+    return Ok{};
+  });
+}
+
+Status SqliteStore::set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) {
+  std::lock_guard lock(m_mu);
+  return transaction("recording the primary metrics", [&]() -> Status {
+    Stmt s(m_db, "INSERT OR REPLACE INTO run_configs(run_id, config_id, primary_metric) VALUES (?, ?, ?)");
+    for (const auto& [config, metric] : primary) {
+      s.bind(1, run_id).bind(2, config).bind(3, metric);
+      int rc = s.step();
+      s.reset();
+      if (rc != SQLITE_DONE) return fail(rc, "recording the primary metrics");
+    }
     return Ok{};
   });
 }
@@ -264,10 +287,11 @@ Expected<long long> SqliteStore::metric_id(const model::MetricInfo& info) {
   long long id = 0;
   auto st = transaction("recording a metric", [&]() -> Status {
     Stmt ins(m_db,
-             "INSERT INTO metrics(name, unit, better) VALUES (?, ?, ?) "
+             "INSERT INTO metrics(name, unit, better, kind) VALUES (?, ?, ?, ?) "
              "ON CONFLICT(name) DO UPDATE SET unit = CASE WHEN excluded.unit <> '' THEN excluded.unit ELSE unit END, "
-             "better = excluded.better");
+             "better = excluded.better, kind = CASE WHEN excluded.kind = 'fact' THEN 'fact' ELSE kind END");
     ins.bind(1, info.name).bind(2, info.unit).bind(3, std::string(model::to_string(info.better)));
+    ins.bind(4, std::string(info.fact ? "fact" : "measurement"));
     if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a metric");
     Stmt sel(m_db, "SELECT id FROM metrics WHERE name = ?");
     sel.bind(1, info.name);
@@ -325,10 +349,12 @@ Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const lo
   return transaction("recording a finished trial", [&]() -> Status {
     Stmt s(m_db,
            "UPDATE trials SET status = ?, exit_code = ?, signal = ?, error = ?, wall_s = ?, cpu_s = ?, peak_rss_mb = ?, "
-           "steps = ?, malformed_lines = ?, notes = ? WHERE id = ?");
+           "steps = ?, malformed_lines = ?, notes = ?, steady_class = ?, steady_start = ?, compile_steps = ?, "
+           "last_step_s = ? WHERE id = ?");
     s.bind(1, std::string(model::to_string(t.status))).bind(2, t.exit_code).bind(3, t.signal).bind(4, t.error);
     s.bind(5, t.wall_s).bind(6, t.cpu_s).bind(7, t.peak_rss_mb).bind(8, t.steps).bind(9, t.malformed_lines);
-    s.bind(10, t.notes).bind(11, t.id);
+    s.bind(10, t.notes).bind(11, t.steady_class).bind(12, t.steady_start).bind(13, t.compile_steps);
+    s.bind(14, t.last_step_s).bind(15, t.id);
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a finished trial");
     Stmt ins(m_db,
              "INSERT OR REPLACE INTO trial_summaries(trial_id, metric_id, n_total, n_steady, mean, median, p90, p99, "
@@ -373,9 +399,9 @@ Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::s
   while ((rc = s.step()) == SQLITE_ROW) {
     RunListRow row;
     row.run = read_run(s);
-    row.trials_ok = static_cast<int>(s.i64(19));
-    row.trials_failed = static_cast<int>(s.i64(20));
-    row.trials_total = static_cast<int>(s.i64(21));
+    row.trials_ok = static_cast<int>(s.i64(k_run_column_count));
+    row.trials_failed = static_cast<int>(s.i64(k_run_column_count + 1));
+    row.trials_total = static_cast<int>(s.i64(k_run_column_count + 2));
     out.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return fail(rc, "listing runs");
@@ -446,7 +472,8 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
   {
     Stmt s(m_db,
            "SELECT id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, cpu_s, "
-           "peak_rss_mb, steps, malformed_lines, notes, log_dir FROM trials WHERE run_id = ? ORDER BY seq, id");
+           "peak_rss_mb, steps, malformed_lines, notes, log_dir, steady_class, steady_start, compile_steps, last_step_s "
+           "FROM trials WHERE run_id = ? ORDER BY seq, id");
     s.bind(1, run_id);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) {
@@ -468,6 +495,10 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
       t.malformed_lines = s.i64(14);
       t.notes = s.text(15);
       t.log_dir = s.text(16);
+      t.steady_class = s.text(17);
+      t.steady_start = s.i64(18);
+      t.compile_steps = s.i64(19);
+      t.last_step_s = s.f64(20);
       d.trials.push_back(std::move(t));
     }
     if (rc != SQLITE_DONE) return fail(rc, "reading trials");
@@ -502,13 +533,21 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
     if (rc != SQLITE_DONE) return fail(rc, "reading trial summaries");
   }
   {
-    Stmt s(m_db, "SELECT DISTINCT m.name, m.unit, m.better FROM metrics m JOIN trial_summaries ts ON ts.metric_id = m.id "
-                 "JOIN trials t ON t.id = ts.trial_id WHERE t.run_id = ? ORDER BY m.name");
+    Stmt s(m_db, "SELECT DISTINCT m.name, m.unit, m.better, m.kind FROM metrics m JOIN trial_summaries ts ON "
+                 "ts.metric_id = m.id JOIN trials t ON t.id = ts.trial_id WHERE t.run_id = ? ORDER BY m.name");
     s.bind(1, run_id);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW)
-      d.metrics.push_back({s.text(0), s.text(1), model::better_from_string(s.text(2)).value_or(model::Better::None)});
+      d.metrics.push_back({s.text(0), s.text(1), model::better_from_string(s.text(2)).value_or(model::Better::None),
+                           s.text(3) == "fact"});
     if (rc != SQLITE_DONE) return fail(rc, "reading metrics");
+  }
+  {
+    Stmt s(m_db, "SELECT config_id, primary_metric FROM run_configs WHERE run_id = ?");
+    s.bind(1, run_id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) d.primary_metrics[s.i64(0)] = s.text(1);
+    if (rc != SQLITE_DONE) return fail(rc, "reading the primary metrics");
   }
   return d;
 }

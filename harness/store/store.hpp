@@ -4,6 +4,7 @@
 // what a shared server database would implement for a fleet.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,6 +39,12 @@ struct RunRecord {
   std::string plan_json;  // cases and order, to reproduce the run
   std::string artifacts_dir;
   std::string perfgate_version;
+  model::RunKind kind = model::RunKind::Run;
+  // Soaks: the options the run was made with (what soak-report, checklist
+  // and the dashboard analyse with unless told otherwise); 0 for other runs.
+  double soak_duration_s = 0;
+  double soak_window_s = 0;
+  double soak_hang_after_s = 0;
 };
 
 struct RunListRow {
@@ -63,6 +70,7 @@ struct SampleRow {
 struct RunData {
   RunRecord run;
   std::vector<ConfigRecord> configs;
+  std::map<long long, std::string> primary_metrics;  // config id -> the configuration's primary metric in this run
   std::vector<model::TrialRecord> trials;   // with summaries, in run order
   std::vector<model::MetricInfo> metrics;   // every metric the trials mention
 };
@@ -98,6 +106,8 @@ class Store {
 
   virtual Expected<long long> begin_run(const RunRecord& run) = 0;
   virtual Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) = 0;
+  // Each configuration's primary metric in this run (config id, metric).
+  virtual Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) = 0;
   virtual Status finish_run(long long run_id, model::RunStatus status, double ended_at) = 0;
   virtual Expected<long long> config_id(const std::string& workload, const std::string& params_json) = 0;
   // Registers a metric (or updates its unit / direction) and returns its id.

@@ -132,7 +132,7 @@ struct Settings {
     if (metrics_file) below.metrics_file = metrics_file;
     if (batch_size) below.batch_size = batch_size;
     if (patterns) below.patterns = patterns;
-    if (parser || metrics_file || batch_size || patterns) below.metrics_loc = metrics_loc;
+    if (parser || primary || metrics_file || batch_size || patterns) below.metrics_loc = metrics_loc;
     for (const auto& [k, v] : env) below.env[k] = v;
     for (const auto& [k, v] : env_locs) below.env_locs[k] = v;
   }
@@ -141,8 +141,7 @@ struct Settings {
 Expected<model::Warmup> parse_warmup_text(const std::string& text) {
   using model::Warmup;
   if (text == "none" || text == "0") return Warmup{};
-  if (text == "auto")
-    return Error::input("warm-up 'auto' is not available yet: write {steps: N} or {seconds: S}");
+  if (text == "auto") return Warmup{Warmup::Kind::Auto, 0};
   auto s = Scalar::infer(text);
   if (s.kind == Scalar::Kind::Int) {
     long long v = std::stoll(text);
@@ -811,7 +810,7 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
   base.log_limit_bytes = 16ull << 20;
   base.cwd = fs::current_path().string();
   base.parser = "jsonl";
-  base.primary = "throughput";
+  base.primary = "";
 
   std::vector<std::string> profile_names;
   if (const auto& p = root["profile"]) {

@@ -183,4 +183,11 @@ std::string format_value(double v) {
   return fmt::format("{:.{}f}", v, decimals);
 }
 
+std::string shell_quote(const std::string& a) {
+  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") == std::string::npos) return a;
+  std::string out = "'";
+  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace perfgate::util

@@ -37,6 +37,9 @@ std::size_t first_invalid_utf8(std::string_view s);
 // Valid UTF-8: every invalid byte becomes U+FFFD. Workload output is bytes, reports are text.
 std::string sanitize_utf8(std::string_view s);
 
+// For display and the record: an argument quoted the way a POSIX shell reads it back.
+std::string shell_quote(const std::string& a);
+
 // Shortest round-trip text for a double, "nan"/"inf" as such.
 std::string format_number(double v);
 

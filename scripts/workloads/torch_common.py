@@ -384,8 +384,12 @@ class MetricWriter:
             sys.stdout.write("PERFGATE " + line + "\n")
             sys.stdout.flush()
 
-    def meta(self, units, better):
-        self.write({"meta": {"units": units, "better": better}})
+    def meta(self, units, better, facts=()):
+        # Facts are settings the workload reports (world size, batch): perfgate keeps them apart from measurements.
+        meta = {"units": units, "better": better}
+        if facts:
+            meta["kind"] = {name: "fact" for name in facts}
+        self.write({"meta": meta})
 
     def step(self, **fields):
         self.write({k: v for k, v in fields.items() if v is not None})

@@ -162,7 +162,7 @@ def main(argv=None):
         better[f"qps_bs{bs}"] = "higher"
         units[f"throughput_bs{bs}"] = "samples/s"
         better[f"throughput_bs{bs}"] = "higher"
-    out.meta(units=units, better=better)
+    out.meta(units=units, better=better, facts=("params_m", "threads"))
 
     summary = {}
     first_request_ms = None

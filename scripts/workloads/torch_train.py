@@ -313,7 +313,8 @@ def run_rank(rank, a, kind, port):
                          "loss": "none", "first_step_ms": "lower", "trace_ms": "lower", "setup_s": "lower",
                          "compile_ms": "lower", "final_loss": "none", "world_size": "none", "steps": "none",
                          "params_m": "none", "grad_mb": "none", "batch": "none", "threads": "none",
-                         "ddp_buckets": "none", "samples": "none"})
+                         "ddp_buckets": "none", "samples": "none"},
+                 facts=("world_size", "steps", "params_m", "grad_mb", "batch", "threads", "ddp_buckets", "samples"))
 
     stop_flag = torch.zeros(1, dtype=torch.int32, device=dev.device) if (a.seconds and not in_process) else None
     first_step_ms = None

@@ -25,6 +25,7 @@ class CountingSink final : public metrics::ProtocolSink {
   void on_summary(int, double) override {}
   void on_meta_unit(int, std::string_view) override {}
   void on_meta_better(int, model::Better) override {}
+  void on_meta_fact(int) override {}
   std::size_t values = 0;
 };
 

@@ -245,6 +245,14 @@ def trials_by_status(show):
     return out
 
 
+def fact(config, name):
+    """A setting the configuration's trials reported (world size, batch): one value, or a list when they differ."""
+    facts = config.get("facts", {})
+    if name not in facts:
+        raise AssertionError(f"fact {name} not in {sorted(facts)}")
+    return facts[name]
+
+
 def metric(config, name):
     for m in config["metrics"]:
         if m["metric"] == name:

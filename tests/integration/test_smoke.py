@@ -74,11 +74,15 @@ class SmokeSuite(PerfgateTestCase):
         self.assertEqual(len(header), 1, r.stdout)
         sep = lines[lines.index(header[0]) + 1]
         self.assertRegex(sep, r"^\|(\s*:?-{3,}:?\s*\|)+$")
-        ncols = header[0].count("|")
+        def cells(line):  # an escaped pipe (backslash, bar) is text inside a cell
+            return len(re.findall(r"(?<!\\)\|", line))
+        ncols = cells(header[0])
         body = [l for l in lines[lines.index(header[0]) + 2:] if l.startswith("|")]
         self.assertTrue(any("throughput" in l for l in body), r.stdout)
         self.assertTrue(any("step_time_ms" in l for l in body), r.stdout)
-        self.assertTrue(all(l.count("|") == ncols for l in body), r.stdout)
+        self.assertTrue(all(cells(l) == ncols for l in body), r.stdout)
+        facts = [l for l in body if "| facts |" in l]
+        self.assertTrue(facts and all("ranks=2 " in l for l in facts), r.stdout)
 
         # The default table names the run and its metrics too.
         r = self.perfgate("show", "latest")
@@ -101,10 +105,12 @@ class SmokeSuite(PerfgateTestCase):
         self.assertExit(r, EXIT_INPUT)
         self.assertIn("no database", r.stderr)
         self.assertFalse(self.db.exists(), "show must not create a database")
-        r = self.perfgate("runs")
-        self.assertExit(r, 0)
-        self.assertIn("no runs", r.stdout)
-        self.assertFalse(self.db.exists(), "runs must not create a database")
+        # Every read-only command: a database that does not exist is an input error, never a new empty file.
+        for args in (["runs"], ["gate", "--run", "latest", "--baseline", "1"], ["dashboard", "--out", str(self.tmp / "dash")]):
+            r = self.perfgate(*args)
+            self.assertExit(r, EXIT_INPUT)
+            self.assertIn("no database", r.stderr)
+            self.assertFalse(self.db.exists(), f"{args[0]} must not create a database")
 
 
 if __name__ == "__main__":

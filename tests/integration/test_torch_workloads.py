@@ -23,7 +23,7 @@ import sys
 import unittest
 from pathlib import Path
 
-from support import (EXIT_HARNESS, EXIT_OK, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, marked_pids, metric,
+from support import (EXIT_HARNESS, EXIT_OK, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, fact, flow_list, marked_pids, metric,
                      wait_until)
 
 SCRIPTS = SOURCE_DIR / "scripts" / "workloads"
@@ -139,8 +139,8 @@ workloads:
                 self.assertEqual(metric(c, "throughput")["better"], "higher")
                 self.assertEqual(metric(c, "step_time_ms")["better"], "lower")
                 self.assertEqual(metric(c, "loss")["better"], "none")
-                self.assertEqual(self.summary_value(c, "world_size"), 2)
-                self.assertEqual(self.summary_value(c, "steps"), 12)
+                self.assertEqual(fact(c, "world_size"), 2)
+                self.assertEqual(fact(c, "steps"), 12)
                 self.assertGreater(self.summary_value(c, "first_step_ms"), 0)
                 self.assertTrue(math.isfinite(self.summary_value(c, "final_loss")))
                 if key[1] == "graph":

@@ -6,6 +6,7 @@ drawn around --step-ms (1 % noise, seeded by the repeat) and the process
 really takes that long, so what is read can be checked against what was meant.
 
   print_log.py --format megatron --steps 20 --step-ms 5 [--to stdout|stderr|FILE] [--bad-line N] [--garbage]
+               [--compile-ms 15800]
 """
 
 import argparse
@@ -23,6 +24,8 @@ p.add_argument("--to", default="stdout", help="stdout, stderr, or a file path (a
 p.add_argument("--bad-line", type=int, default=0, help="after this step, print a recognised line that cannot be read")
 p.add_argument("--garbage", action="store_true", help="interleave lines no parser knows")
 p.add_argument("--nan-loss-at", type=int, default=0)
+p.add_argument("--compile-ms", type=float, default=0,
+               help="megatron: the first iteration reports this elapsed time (graph compile), without taking it")
 a = p.parse_args()
 
 rng = random.Random(int(os.environ.get("PERFGATE_REPEAT", "0")) + 1)
@@ -44,6 +47,8 @@ loss = 8.0
 if a.format == "megatron":
     for i in range(1, a.steps + 1):
         t = step_ms()
+        if i == 1 and a.compile_ms > 0:
+            t = a.compile_ms
         loss *= 0.97
         shown = "nan" if i == a.nan_loss_at else f"{loss:.6E}"
         say(f" [2026-11-29 10:00:{i % 60:02d}] iteration {i:8d}/{a.steps:8d} | consumed samples: {i * a.batch:12d} | "

@@ -196,3 +196,40 @@ TEST_CASE("summarise_run with a wider interval for more trials", "[analysis]") {
   CHECK(tp->ci_coverage == Approx(0.978515625));
   CHECK(tp->info.better == model::Better::Higher);  // inferred: the run lists no metrics
 }
+
+TEST_CASE("facts: declared, or a directionless per-trial number that never varies; differing ones are noted", "[analysis]") {
+  store::RunData d;
+  d.run.id = 3;
+  d.configs = {{1, "sim", R"({"bucket_mb":25})"}};
+  d.metrics = {{"step_time_ms", "ms", model::Better::Lower},
+               {"buckets", "", model::Better::None, true},       // declared by the workload
+               {"matmul_tile", "", model::Better::None, true},
+               {"final_loss", "", model::Better::None},          // directionless, but it varies
+               {"world_size", "", model::Better::None}};         // directionless and constant: a fact
+  const double tile[] = {32, 32, 64};
+  for (int r = 0; r < 3; ++r)
+    d.trials.push_back(trial(200 + r, 1, r, r, model::TrialStatus::Ok,
+                             {step_metric("step_time_ms", 10 + r), scalar_metric("buckets", 4), scalar_metric("matmul_tile", tile[r]),
+                              scalar_metric("final_loss", 0.5 + 0.01 * r), scalar_metric("world_size", 2)}));
+  auto rs = analysis::summarise_run(d);
+  const auto& c = rs.configs.at(0);
+  CHECK(c.find("buckets")->fact);
+  CHECK(c.find("matmul_tile")->fact);
+  CHECK(c.find("world_size")->fact);
+  CHECK_FALSE(c.find("final_loss")->fact);
+  CHECK_FALSE(c.find("step_time_ms")->fact);
+  REQUIRE(c.notes.size() == 1);
+  CHECK(c.notes[0] == "matmul_tile: 32 in 2 trials, 64 in 1 trial");
+}
+
+TEST_CASE("a configuration's primary metric and its trials' steady states are read back", "[analysis]") {
+  auto d = sample_run();
+  d.primary_metrics[10] = "throughput";
+  for (auto& t : d.trials)
+    if (t.config_id == 10) t.steady_class = t.repeat < 4 ? "flat" : "warm-up";
+  auto rs = analysis::summarise_run(d);
+  CHECK(rs.configs[0].primary_metric == "throughput");
+  CHECK(rs.configs[1].primary_metric.empty());
+  CHECK(rs.configs[0].steady_classes.at("flat") == 4);
+  CHECK(rs.configs[0].steady_classes.at("warm-up") == 1);
+}

@@ -44,6 +44,7 @@ class CountingSink final : public metrics::ProtocolSink {
   }
   void on_meta_unit(int, std::string_view) override {}
   void on_meta_better(int, model::Better) override {}
+  void on_meta_fact(int) override {}
   double summary_of(const std::string& name) const {
     for (std::size_t i = 0; i < names.size(); ++i)
       if (names[i] == name) return last_summary.at(static_cast<int>(i));

@@ -97,6 +97,21 @@ TEST_CASE("summary and meta records", "[metrics]") {
   }
 }
 
+TEST_CASE("meta.kind marks facts; an unknown kind is malformed and names the metric", "[metrics]") {
+  RecordingSink sink;
+  ProtocolParser p(sink);
+  p.feed_file_line(R"({"meta": {"kind": {"world_size": "fact", "loss": "measurement"}}})", false, 0);
+  CHECK(sink.facts == std::set<std::string>{"world_size"});
+  CHECK(p.malformed_count() == 0);
+  p.feed_file_line(R"({"meta": {"kind": {"bucket_count": "setting", "tile": "fact"}}})", false, 0);
+  CHECK(p.malformed_count() == 1);
+  CHECK(sink.facts == std::set<std::string>{"world_size", "tile"});  // the good entry of the record still counts
+  REQUIRE_FALSE(p.malformed().empty());
+  CHECK(p.malformed().back().reason.find("meta.kind.bucket_count") != std::string::npos);
+  p.feed_file_line(R"({"meta": {"kind": ["world_size"]}})", false, 0);
+  CHECK(p.malformed_count() == 2);
+}
+
 TEST_CASE("stdout lines count only with the PERFGATE prefix", "[metrics]") {
   RecordingSink sink;
   ProtocolParser p(sink);

@@ -213,5 +213,5 @@ TEST_CASE("a sweep run ranks its configurations and tests the best against the r
   CHECK(sweep["runner_up"] == sweep["ranked"][1]["config"]);
   CHECK(sweep["best_vs_runner_up"]["significant"] == true);
   CHECK(sweep["best_vs_runner_up"]["p"].get<double>() < 0.01);
-  CHECK(sweep["best_vs_runner_up"]["change_pct"].get<double>() < -30);
+  CHECK(sweep["best_vs_runner_up"]["advantage_pct"].get<double>() > 30);  // (30 - 20) / 30
 }

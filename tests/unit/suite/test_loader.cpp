@@ -162,7 +162,7 @@ TEST_CASE("a full valid suite loads with every setting layered", "[suite]") {
   CHECK(b.kill_grace_s == 5);                   // built-in default
   CHECK(b.log_limit_bytes == 16ull << 20);      // built-in default
   CHECK(b.env == std::map<std::string, std::string>{{"TASK_QUEUE_ENABLE", "1"}, {"SHARED", "base"}});
-  CHECK(b.metrics.primary == "throughput");
+  CHECK(b.metrics.primary.empty());  // not declared: the parser's default, decided per run (metrics::default_primary)
   CHECK(b.matrix.empty());
 
   // 2 x 2 x 1 x 1 = 4, minus eager/on, plus the include.

@@ -28,6 +28,7 @@ class RecordingSink final : public metrics::ProtocolSink {
   std::vector<std::pair<std::string, double>> summary_events;  // every one, in order
   std::map<std::string, std::string> units;
   std::map<std::string, model::Better> better;
+  std::set<std::string> facts;
 
   void on_new_metric(int id, std::string_view name) override {
     CHECK(id == static_cast<int>(names.size()));  // ids are dense and in order of first sight
@@ -47,6 +48,7 @@ class RecordingSink final : public metrics::ProtocolSink {
   }
   void on_meta_unit(int id, std::string_view unit) override { units[name(id)] = std::string(unit); }
   void on_meta_better(int id, model::Better b) override { better[name(id)] = b; }
+  void on_meta_fact(int id) override { facts.insert(name(id)); }
 
   // Every value of one metric over the step records, in order.
   std::vector<double> series(const std::string& metric) const {
