@@ -570,8 +570,9 @@ function vline(ctx, area, x, colour, dash, label) {
   ctx.restore();
 }
 
-// The [ci_low, ci_high] band of trend points as one polygon per unbroken
-// stretch (a missing median or interval breaks it).
+// The [ci_low, ci_high] band of trend points ([x, median, lo, hi], x in the
+// chart's units) as one polygon per unbroken stretch (a missing median or
+// interval breaks it).
 function ciBand(ctx, dg, pts, colour) {
   ctx.save();
   ctx.fillStyle = colour;
@@ -598,7 +599,7 @@ function ciBand(ctx, dg, pts, colour) {
       flush();
       continue;
     }
-    seg.push([dg.toDomXCoord(p[0] * 1000), dg.toDomYCoord(lo), dg.toDomYCoord(hi)]);
+    seg.push([dg.toDomXCoord(p[0]), dg.toDomYCoord(lo), dg.toDomYCoord(hi)]);
   }
   flush();
   ctx.restore();
@@ -1007,17 +1008,19 @@ async function pageSweep(r, index) {
   );
   view.append(controls);
 
-  // Ranking: the generator's (with its significance test) for the sweep
-  // metric; for any other metric, ordered here by median with no test.
+  // Ranking: perfgate's own (analysis/sweep, as `perfgate sweep`) for every
+  // metric with a direction; a metric without one is only ordered by value.
+  const sweeps = data.sweeps || {};
+  const fromSweep = Boolean(sweeps[metric] && Array.isArray(sweeps[metric].ranked));
+  const sw = fromSweep ? sweeps[metric] : null;
   let ranked;
-  const fromSweep = sweep && sweep.metric === metric && Array.isArray(sweep.ranked);
   if (fromSweep) {
-    ranked = sweep.ranked.map((x0) => ({ ...x0 }));
+    ranked = sw.ranked.map((x0) => ({ ...x0 }));
   } else {
     ranked = [];
     for (const c of configs) {
       const m = (c.metrics || []).find((mm) => mm.metric === metric);
-      if (m && isNum(m.median)) ranked.push({ config: c.id, label: c.label, median: m.median, ci_low: m.ci_low, ci_high: m.ci_high, n: m.n });
+      if (m && isNum(m.median)) ranked.push({ config: c.id, label: c.label, median: m.median, ci_low: m.ci_low, ci_high: m.ci_high, n: m.n, min_max: isNum(m.ci_coverage) && m.ci_coverage < 0.95 });
     }
     const sign = better === 'higher' ? -1 : 1;
     ranked.sort((a, b) => sign * (a.median - b.median));
@@ -1025,23 +1028,16 @@ async function pageSweep(r, index) {
   const shown = ranked.filter((x0) => match(x0.label));
   controls.append(h('span', { class: 'pg-count' }, `${shown.length} of ${ranked.length} ranked`));
 
-  // "best" sentence
-  const byRef = (ref) => ranked.find((x0) => x0.config === ref || (ref != null && String(x0.config) === String(ref))) || ranked.find((x0) => x0.label === ref);
+  // "best" sentence: a clear winner, or who is tied with the best.
   const line = h('div', { class: 'pg-best-line' });
-  if (fromSweep && sweep.best != null) {
-    const best = byRef(sweep.best);
-    const ru = byRef(sweep.runner_up);
-    const bvr = sweep.best_vs_runner_up || {};
-    line.append('best: ', h('b', null, best ? str(best.label) : `config ${sweep.best}`), ', ');
-    if (bvr.significant) line.append(h('span', { class: 'pg-change-good' }, 'significantly better than runner-up'));
-    else line.append(h('span', { class: 'pg-muted' }, 'not significantly better than runner-up'));
-    line.append(` (${pEq(bvr.p)}${isNum(bvr.change_pct) ? `; best vs runner-up ${fmtPct(bvr.change_pct)}` : ''})`);
-    if (ru) line.append(h('br'), h('span', { class: 'pg-muted' }, 'runner-up: ', str(ru.label)));
+  if (fromSweep && ranked.length) {
+    line.append('best: ', h('b', null, str(ranked[0].label)), ', ');
+    if (sw.clear_winner) line.append(h('span', { class: 'pg-change-good' }, `better than every other configuration beyond the ${fmtNum(sw.threshold_pct)} % threshold`));
+    else line.append(h('span', { class: 'pg-muted' }, `no clear winner: tied with ${plural((sw.tied_with_best || []).length, 'configuration')}`));
+    line.append(h('br'), h('span', { class: 'pg-muted' }, 'best against each other: two-sided Mann-Whitney, Holm over the comparisons with the best, and a lead beyond the threshold'));
   } else if (ranked.length) {
     line.append('best by median: ', h('b', null, str(ranked[0].label)));
-    line.append(h('span', { class: 'pg-muted' }, better === 'none' || !better
-      ? ` (${metric} has no better direction; ordered by value)`
-      : ` (the significance test covers ${sweep && sweep.metric ? sweep.metric : 'the primary metric'} only)`));
+    line.append(h('span', { class: 'pg-muted' }, ` (${metric} has no better direction; ordered by value)`));
   } else {
     line.append(h('span', { class: 'pg-muted' }, `no configuration has a ${metric} median`));
   }
@@ -1061,8 +1057,19 @@ async function pageSweep(r, index) {
         { h: '#', v: (x0) => rankOf.get(x0), cls: 'num', f: (x0) => String(rankOf.get(x0)) },
         { h: 'configuration', v: (x0) => x0.label, cls: 'label' },
         { h: 'median', v: (x0) => x0.median, cls: 'num' },
-        { h: '95% interval', v: (x0) => x0.ci_low, f: (x0) => fmtInterval(x0.ci_low, x0.ci_high), cls: 'num' },
+        { h: '95% interval', v: (x0) => x0.ci_low, f: (x0) => `${fmtInterval(x0.ci_low, x0.ci_high)}${x0.min_max && x0.n > 1 ? '*' : ''}`, cls: 'num' },
         { h: 'n', v: (x0) => x0.n, f: (x0) => (isNum(x0.n) ? String(x0.n) : DASH), cls: 'num' },
+        {
+          h: 'against the best',
+          v: (x0) => (x0 === best ? 0 : x0.tied ? 1 : 2),
+          f: (x0) => {
+            if (!fromSweep) return '';
+            if (x0 === best) return 'best';
+            if (x0.beaten) return `better than this (p adj ${fmtP(x0.p_adjusted)})`;
+            const need = isNum(x0.repeats_to_separate) && x0.repeats_to_separate > 0 ? `; ~${x0.repeats_to_separate} repeats each would separate` : '';
+            return `tied with the best${need}`;
+          },
+        },
         { h: 'vs best', v: (x0) => (best && isNum(best.median) && best.median !== 0 ? ((x0.median - best.median) / best.median) * 100 : null), f: (x0) => (best && x0 !== best && isNum(best.median) && best.median !== 0 ? changeSpan(((x0.median - best.median) / best.median) * 100, better) : ''), cls: 'num' },
         {
           h: 'interval',
@@ -1083,9 +1090,10 @@ async function pageSweep(r, index) {
         { h: '', f: (x0) => trendLink(run.suite, { metric, config: x0.label }, 'trend ↗'), cls: 'nowrap' },
       ],
       shown,
-      { empty: 'no configuration matches', rowClass: (x0) => (x0 === best ? 'pg-best' : '') },
+      { empty: 'no configuration matches', rowClass: (x0) => (x0 === best ? 'pg-best' : x0.tied ? 'pg-tied' : '') },
     ),
   );
+  if (shown.some((x0) => x0.min_max && x0.n > 1)) view.append(h('p', { class: 'pg-muted' }, '* fewer than 6 trials: the interval is [min, max], not 95 %'));
 
   view.append(heatmap(configs.filter((c) => match(c.label)), metric, better, x, y, info.unit));
   return { name: 'sweep', node: view };
@@ -1179,15 +1187,19 @@ async function pageTrend(r, index) {
   }
   const data = await need(String(suite.trend));
   const series = data.series || [];
+  // The suite's recorded primary metric first and by default (facts never reach this page).
   const metrics = [];
-  for (const m of suite.metrics || []) if (!metrics.includes(m)) metrics.push(m);
-  for (const s of series) if (!metrics.includes(s.metric)) metrics.push(s.metric);
+  for (const m of [data.primary, ...(suite.metrics || []), ...series.map((s) => s.metric)]) {
+    if (m && !metrics.includes(m) && series.some((s) => s.metric === m)) metrics.push(m);
+  }
   const metric = r.q.metric === '*' || metrics.includes(r.q.metric) ? r.q.metric : metrics[0] || '';
   const bySel = series.filter((s) => metric === '*' || s.metric === metric);
   const labels = [...new Set(bySel.map((s) => str(s.label)))].sort(collator.compare);
   const config = labels.includes(r.q.config) ? r.q.config : '';
   const filter = r.q.filter || '';
-  const state = { metric, config, filter };
+  // Overlay: the chosen configurations of one metric on one chart and one scale.
+  const overlay = r.q.overlay === '1' && metric !== '*';
+  const state = { metric, config, filter, overlay: overlay ? '1' : '' };
   const hashWith = (k, v) => link('trend', suiteName, { ...state, [k]: v });
   const match = matcher(filter);
   const chosen = bySel.filter((s) => (!config || s.label === config) && match(s.label));
@@ -1196,22 +1208,34 @@ async function pageTrend(r, index) {
     select('metric', 't-metric', [...metrics.map((m) => [m, m]), ['*', '(all metrics)']], metric, (v) => go(hashWith('metric', v))),
     select('configuration', 't-config', [['', `(all ${labels.length} configurations)`], ...labels.map((l) => [l, l])], config, (v) => go(hashWith('config', v))),
     filterInput('filter labels', 't-filter', filter, 'e.g. graph_mode=eager', (v) => hashWith('filter', v)),
+    h('label', { class: 'pg-check', title: metric === '*' ? 'pick one metric to overlay its configurations' : 'every configuration of this metric on one chart with one scale' },
+      h('input', { type: 'checkbox', id: 't-overlay', checked: overlay, disabled: metric === '*', onchange: (e) => go(hashWith('overlay', e.target.checked ? '1' : '')) }),
+      ' overlay on one scale'),
     h('span', { class: 'pg-count' }, `${chosen.length} series · ${isNum(suite.runs) ? plural(suite.runs, 'run') : ''}`),
   );
   view.append(controls);
   if (r.q.config && !config) view.append(message('warn', `No configuration "${r.q.config}" for ${metric === '*' ? 'any metric' : metric}; showing all.`));
 
   view.append(subline(
+    h('span', null, 'one point per run, in run order (the axis names the run; hover for its time and commit)'),
     h('span', null, 'median per run with its 95% interval'),
     h('span', null, 'dashed lines: change points (red when a regression)'),
     h('span', null, 'red rings: runs a gate judged a regression'),
     h('span', null, 'green band: latest gate baseline ± threshold'),
     h('span', null, 'drag to zoom, double-click to reset, click a point to open its run')));
 
-  const shown = chosen.slice(0, MAX_CHARTS);
-  const grid = h('div', { class: 'pg-charts' });
+  const shown = chosen.slice(0, overlay ? MAX_OVERLAY : MAX_CHARTS);
+  const grid = h('div', { class: overlay ? 'pg-charts pg-charts-wide' : 'pg-charts' });
   const pending = [];
-  for (const s of shown) {
+  if (overlay && shown.length) {
+    const c = chartCard(`${metric}: ${plural(shown.length, 'configuration')}`, `${shown[0].unit ? `${shown[0].unit}, ` : ''}${shown[0].better && shown[0].better !== 'none' ? `${shown[0].better} is better, ` : ''}one scale`);
+    // The key: which colour is which configuration (the legend names them only on hover).
+    c.card.append(h('div', { class: 'pg-overlay-key' }, shown.map((s, i) => h('span', { class: 'pg-overlay-item' },
+      h('span', { class: 'pg-swatch', style: `background:${OVERLAY_COLOURS[i % OVERLAY_COLOURS.length]}` }), str(s.label)))));
+    grid.append(c.card);
+    pending.push([shown, c]);
+  }
+  for (const s of overlay ? [] : shown) {
     const last = (s.points || []).filter((p) => isNum(p[1])).slice(-1)[0];
     const sub = [
       `${s.metric}${s.unit ? ` (${s.unit})` : ''}${s.better && s.better !== 'none' ? `, ${s.better} is better` : ''}`,
@@ -1257,10 +1281,81 @@ async function pageTrend(r, index) {
       return 0;
     }
     let n = 0;
-    for (const [s, c] of pending) if (trendChart(s, c)) n++;
+    for (const [s, c] of pending) if (overlay ? overlayChart(s, c) : trendChart(s, c)) n++;
     return n;
   };
   return { name: 'trend', node: view, draw };
+}
+
+const MAX_OVERLAY = 10;
+const OVERLAY_COLOURS = ['#1f6feb', '#c2410c', '#1b7f3b', '#8250df', '#b7791f', '#0e7490', '#be185d', '#4b5563', '#65a30d', '#9a3412'];
+
+// Ticks of an ordinal run axis: run ids ("#12") at whole positions, thinned to fit.
+const runTicker = (runs) => (min, max, pixels) => {
+  const lo = Math.max(0, Math.ceil(min));
+  const hi = Math.min(runs.length - 1, Math.floor(max));
+  const step = Math.max(1, Math.ceil((hi - lo + 1) / Math.max(1, Math.floor(pixels / 56))));
+  const out = [];
+  for (let i = lo; i <= hi; i += step) out.push({ v: i, label: esc(`#${runs[i]}`) });
+  return out;
+};
+
+// Configurations of one metric over the union of their runs, in time order:
+// one position per run on a shared scale, so configurations line up by run.
+function overlayChart(list, c) {
+  const runs = new Map();
+  for (const s of list) for (const p of s.points || []) if (Array.isArray(p) && isNum(p[0])) runs.set(String(p[4]), [p[0], p[5]]);
+  const order = [...runs.entries()].sort((a, b) => a[1][0] - b[1][0]);
+  if (!order.length) {
+    c.chart.replaceWith(message('warn', 'no points'));
+    return false;
+  }
+  const pos = new Map(order.map(([id], i) => [id, i]));
+  const rows = order.map((_, i) => [i, ...list.map(() => null)]);
+  list.forEach((s, k) => {
+    for (const p of s.points || []) {
+      const i = pos.get(String(p[4]));
+      if (i != null && isNum(p[1])) rows[i][k + 1] = p[1];
+    }
+  });
+  const ids = order.map(([id]) => id);
+  const unit = list[0].unit ? ` ${list[0].unit}` : '';
+  const legendFormatter = (d) => {
+    if (d.x == null || d.i == null || !order[d.i]) {
+      return legendFragment([h('span', { class: 'pg-legend-hint' }, 'hover a run for every configuration\'s median; click to open it')]);
+    }
+    const [id, [t, commit]] = order[d.i];
+    const vals = (d.series || []).filter((x) => isNum(x.y)).map((x) => [x.label, `${fmtNum(x.y)}${unit}`]);
+    return legendFragment([fmtTime(t), ['run', `#${id}`], ['commit', shortCommit(commit)], ...vals]);
+  };
+  const g = new Dygraph(c.chart, rows, {
+    labels: ['run', ...list.map((s) => str(s.label))],
+    colors: list.map((_, i) => OVERLAY_COLOURS[i % OVERLAY_COLOURS.length]),
+    connectSeparatedPoints: true,
+    strokeWidth: 1.5,
+    drawPoints: rows.length <= 150,
+    pointSize: rows.length <= 5 ? 4 : 2,
+    highlightCircleSize: 4,
+    dateWindow: rows.length < 2 ? [-1, 1] : null,
+    xRangePad: 10,
+    valueRange: paddedRange(rows.flatMap((r) => r.slice(1))),
+    labelsDiv: c.legend,
+    legend: 'always',
+    legendFormatter,
+    axisLabelFontSize: 11,
+    yAxisLabelWidth: 58,
+    gridLineColor: '#e7ebef',
+    axes: {
+      y: { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) },
+      x: { ticker: runTicker(ids), valueFormatter: (i) => (order[i] ? esc(`run #${order[i][0]}`) : '') },
+    },
+    clickCallback: () => {
+      const row = g.getSelection();
+      if (row >= 0 && order[row]) go(link('run', order[row][0]));
+    },
+  });
+  charts.push(g);
+  return true;
 }
 
 function trendChart(s, c) {
@@ -1273,7 +1368,9 @@ function trendChart(s, c) {
   // The interval band is drawn by ciBand() in the underlay instead of
   // Dygraph's customBars: Dygraph fills one quad per point, which costs
   // ~75 ms of raster per 1000-point chart; one polygon costs ~5 ms.
-  const rows = pts.map((p) => [new Date(p[0] * 1000), isNum(p[1]) ? p[1] : null]);
+  // One position per run in run order: four runs of one day are four points, not one vertical line.
+  const rows = pts.map((p, i) => [i, isNum(p[1]) ? p[1] : null]);
+  const band = pts.map((p, i) => [i, p[1], p[2], p[3]]);
   const rowOfRun = new Map(pts.map((p, i) => [String(p[4]), i]));
   const regRuns = new Set((s.regressions || []).map(String));
   const base = s.baseline && isNum(s.baseline.lo) && isNum(s.baseline.hi) ? s.baseline : null;
@@ -1293,14 +1390,11 @@ function trendChart(s, c) {
     return legendFragment(parts);
   };
 
-  // A single run (or runs at one instant) would sit on a zero-width axis.
-  const t0 = pts[0][0];
-  const t1 = pts[pts.length - 1][0];
-  const dateWindow = t1 - t0 < 60 ? [(t0 - 43200) * 1000, (t1 + 43200) * 1000] : null;
+  // A single run would sit on a zero-width axis.
+  const dateWindow = pts.length < 2 ? [-1, 1] : null;
   const g = new Dygraph(c.chart, rows, {
-    labels: ['time', 'median'],
+    labels: ['run', 'median'],
     dateWindow,
-    labelsUTC: true,
     colors: ['#1f6feb'],
     strokeWidth: 1.5,
     drawPoints: pts.length <= 150,
@@ -1316,7 +1410,7 @@ function trendChart(s, c) {
     gridLineColor: '#e7ebef',
     axes: {
       y: { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) },
-      x: { valueFormatter: (ms) => esc(fmtTime(ms / 1000)) },
+      x: { ticker: runTicker(pts.map((p) => p[4])), valueFormatter: (i) => (pts[i] ? esc(fmtTime(pts[i][0])) : '') },
     },
     clickCallback: (e, x, points) => {
       const row = g.getSelection();
@@ -1338,15 +1432,18 @@ function trendChart(s, c) {
         ctx.stroke();
         ctx.restore();
       }
-      ciBand(ctx, dg, pts, 'rgba(31,111,235,0.18)');
+      ciBand(ctx, dg, band, 'rgba(31,111,235,0.18)');
       for (const ch of s.changes || []) {
-        const t = isNum(ch.t) ? ch.t : (pts[rowOfRun.get(String(ch.run))] || [])[0];
-        vline(ctx, area, dg.toDomXCoord(t * 1000), ch.regression ? '#c62828' : '#0b5cad', [5, 4], fmtPct(ch.change_pct));
+        // The change's run, else the first run at or after its time.
+        let i = rowOfRun.get(String(ch.run));
+        if (i == null && isNum(ch.t)) i = pts.findIndex((p) => p[0] >= ch.t);
+        if (i == null || i < 0) continue;
+        vline(ctx, area, dg.toDomXCoord(i), ch.regression ? '#c62828' : '#0b5cad', [5, 4], fmtPct(ch.change_pct));
       }
       for (const run of regRuns) {
         const i = rowOfRun.get(run);
         if (i == null || !isNum(pts[i][1])) continue;
-        ring(ctx, dg.toDomXCoord(pts[i][0] * 1000), dg.toDomYCoord(pts[i][1]), '#c62828', 7);
+        ring(ctx, dg.toDomXCoord(i), dg.toDomYCoord(pts[i][1]), '#c62828', 7);
       }
     },
   });

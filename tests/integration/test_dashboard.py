@@ -192,7 +192,21 @@ workloads:
         self.assertRegex(dom, r'href="file:///[^"]+/stdout\.log"', "links to each trial's logs")
         dom = self.assertPageReady(f"#/sweep/{ids['cand']}", "sweep")
         self.assertIn("bucket_mb", dom)
-        self.assertPageReady("#/trend/sweep?metric=step_time_ms", "trend", min_charts=1)
+        dom = self.assertPageReady("#/trend/sweep?metric=step_time_ms", "trend", min_charts=1)
+        # Runs on an ordinal axis: each run a tick of its own, named by its id.
+        ticks = re.findall(r'class="dygraph-axis-label dygraph-axis-label-x"[^>]*>([^<]*)<', dom)
+        self.assertIn(f"#{ids['base']}", ticks)
+        self.assertIn(f"#{ids['cand']}", ticks)
+        # Without a metric the page shows the suite's recorded primary metric; facts are not offered.
+        primary = self.show_json(str(ids["cand"]))["configs"][0]["primary_metric"]
+        dom = self.assertPageReady("#/trend/sweep", "trend", min_charts=1)
+        subs = re.findall(r'class="pg-chart-sub">([^<]*)<', dom)
+        self.assertTrue(subs and all(x.startswith(primary) for x in subs), (primary, subs))
+        # Overlay: every configuration of the metric on one chart, markup in labels still text.
+        dom = self.assertPageReady("#/trend/sweep?metric=step_time_ms&overlay=1", "trend", min_charts=1)
+        self.assertIn("step_time_ms: 5 configurations", dom)
+        self.assertEqual(len(re.findall(r'class="pg-chart-card"', dom)), 1)
+        self.assertNotIn("<i>train", dom)
         self.assertPageReady(f"#/soak/{soak_id}", "soak", min_charts=2)
 
     def test_screenshots_are_not_blank(self):
