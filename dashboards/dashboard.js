@@ -1067,7 +1067,8 @@ async function pageSweep(r, index) {
             if (x0 === best) return 'best';
             if (x0.beaten) return `better than this (p adj ${fmtP(x0.p_adjusted)})`;
             const need = isNum(x0.repeats_to_separate) && x0.repeats_to_separate > 0 ? `; ~${x0.repeats_to_separate} repeats each would separate` : '';
-            return `tied with the best${need}`;
+            // Too few trials for the test to reach its level at all: say so rather than "not significant".
+            return x0.underpowered ? `too few trials to tell apart${need}` : `tied with the best${need}`;
           },
         },
         { h: 'vs best', v: (x0) => (best && isNum(best.median) && best.median !== 0 ? ((x0.median - best.median) / best.median) * 100 : null), f: (x0) => (best && x0 !== best && isNum(best.median) && best.median !== 0 ? changeSpan(((x0.median - best.median) / best.median) * 100, better) : ''), cls: 'num' },

@@ -207,11 +207,20 @@ class SeriesAnalyzer {
       if (!(std::fabs(pct) >= m_opt.staircase_pct)) continue;
       StaircaseStep st{m_wt[cp.index] - m_opt.window_s / 2, cp.before_median, cp.after_median, pct, cp.p_value};
       m_m.steps.push_back(st);
+      // A step for the better (times down, throughput up) is drawn and listed
+      // but is not a stability finding: a soak fails on degradation.
+      if (better_direction(pct)) continue;
       findings.push_back({"staircase", m_m.metric, pct, "%",
                           fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, util::format_hms(st.t_s),
                                       util::format_value(st.before), util::format_value(st.after), m_m.unit, st.p_value),
                           {{st.t_s, st.after, "first window after the step"}}});
     }
+  }
+
+  bool better_direction(double pct) const {
+    if (m_time_metric) return pct < 0;
+    if (m_m.metric == "throughput") return pct > 0;
+    return false;  // loss and other series: either way is news
   }
 
   void stalls_and_jitter(std::vector<Finding>& findings) {

@@ -128,16 +128,29 @@ Expected<SweepResult> rank_sweep(const RunSummary& rs, const SweepOptions& opt) 
     auto& e = r.entries[i];
     e.p_adjusted = adjusted[i - 1];
     e.beaten = e.p_adjusted <= opt.alpha && e.advantage_rel > r.threshold_rel;
+    const auto other = values_of(*e.config->find(r.metric));
+    // Holm's first step multiplies by k - 1: below this no data can go.
+    e.min_p_adjusted = std::min(1.0, stats::mann_whitney_min_p(best_values.size(), other.size()) *
+                                         static_cast<double>(p.size()));
+    e.underpowered = e.min_p_adjusted > opt.alpha;
     if (!e.beaten) {
       r.tied_with_best.push_back(e.label);
       // Trials per configuration that would likely separate them: the
-      // observed advantage (at least the threshold) against the pooled spread.
-      const auto other = values_of(*e.config->find(r.metric));
-      std::vector<double> both = best_values;
-      both.insert(both.end(), other.begin(), other.end());
-      const double sd = both.size() > 2 ? stats::stddev(both) : 0;
+      // observed advantage (at least the threshold) against the spread inside
+      // each configuration (not across both: that spread holds the lead
+      // itself), and never fewer than the test needs to reach alpha at all.
+      const double sd = best_values.size() > 1 && other.size() > 1
+                            ? std::hypot(stats::stddev(best_values), stats::stddev(other)) / std::sqrt(2.0)
+                            : 0;
       const double shift = std::max(std::fabs(e.advantage_rel), r.threshold_rel) * std::fabs(e.median);
-      const int need = stats::mann_whitney_trials_needed(shift, sd, alpha_each, opt.policy.power);
+      int need = stats::mann_whitney_trials_needed(shift, sd, alpha_each, opt.policy.power);
+      if (need != std::numeric_limits<int>::max()) {
+        int resolvable = 2;
+        while (resolvable < 200 && stats::mann_whitney_min_p(static_cast<std::size_t>(resolvable),
+                                                             static_cast<std::size_t>(resolvable)) > alpha_each)
+          ++resolvable;
+        need = std::max(need, resolvable);
+      }
       e.repeats_to_separate = need == std::numeric_limits<int>::max() ? -1 : need;
     }
   }

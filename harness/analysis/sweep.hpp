@@ -47,6 +47,10 @@ struct SweepEntry {
   double p_value = 1, p_adjusted = 1;
   bool beaten = false;                // the best is better beyond the threshold, significantly
   int repeats_to_separate = 0;        // tied: trials per configuration likely to separate them; -1 if no number will
+  // The test cannot reach alpha at these trial counts whatever the data (the
+  // smallest Mann-Whitney p, Holm-adjusted, is above it): a tie of resolution.
+  bool underpowered = false;
+  double min_p_adjusted = 0;
 };
 
 struct SweepCell {

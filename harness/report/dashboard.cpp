@@ -167,7 +167,8 @@ json sweep_json(const analysis::RunSummary& s, const std::string& metric) {
                       {"p_adjusted", e.rank == 1 ? json(nullptr) : num(e.p_adjusted)},
                       {"beaten", e.beaten},
                       {"tied", e.rank > 1 && !e.beaten},
-                      {"repeats_to_separate", e.repeats_to_separate}});
+                      {"repeats_to_separate", e.repeats_to_separate},
+                      {"underpowered", e.underpowered}});
   json out = {{"metric", r->metric},
               {"unit", r->unit},
               {"better", std::string(model::to_string(r->better))},

@@ -1,5 +1,6 @@
 #include "harness/report/sweep_reporter.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -24,8 +25,13 @@ std::string against_best(const SweepEntry& e, const SweepResult& r) {
   if (e.rank == 1) return "best";
   std::string lead = fmt::format("best leads by {:+.1f}%", 100 * e.advantage_rel);
   if (e.beaten) return fmt::format("{}: better (p adj {:.2g})", lead, e.p_adjusted);
-  std::string why = e.advantage_rel <= r.threshold_rel ? fmt::format("within the {:.0f} % threshold", 100 * r.threshold_rel)
-                                                       : fmt::format("not significant (p adj {:.2g})", e.p_adjusted);
+  std::string why =
+      e.advantage_rel <= r.threshold_rel
+          ? fmt::format("within the {:.0f} % threshold", 100 * r.threshold_rel)
+      : e.underpowered
+          ? fmt::format("{} and {} trials cannot be told apart (the smallest p, Holm-adjusted, is {:.2g})",
+                        r.entries.front().n, e.n, e.min_p_adjusted)
+          : fmt::format("not significant (p adj {:.2g})", e.p_adjusted);
   std::string need = e.repeats_to_separate > 0 ? fmt::format("; ~{} repeats each would separate them", e.repeats_to_separate)
                                                : "";
   return fmt::format("tied: {}, {}{}", lead, why, need);
@@ -37,8 +43,16 @@ std::string headline(const SweepResult& r) {
   if (r.clear_winner)
     return fmt::format("best: {} ({} {} {}), better than every other configuration beyond the {:.0f} % threshold", best.label,
                        direction, r.metric, format_with_unit(best.median, r.unit), 100 * r.threshold_rel);
-  return fmt::format("no clear winner: {} has the {} {} ({}), tied with {}", best.label, direction, r.metric,
-                     format_with_unit(best.median, r.unit), util::join(r.tied_with_best, ", "));
+  // Name up to two ties; a long list would bury the sentence.
+  std::string tied = r.tied_with_best.size() <= 2
+                         ? util::join(r.tied_with_best, " and ")
+                         : fmt::format("{}, {} and {} more", r.tied_with_best[0], r.tied_with_best[1],
+                                       r.tied_with_best.size() - 2);
+  const bool resolution = std::all_of(r.entries.begin() + 1, r.entries.end(),
+                                      [](const SweepEntry& e) { return e.beaten || e.underpowered; });
+  return fmt::format("no clear winner: {} has the {} {} ({}), tied with {}{}", best.label, direction, r.metric,
+                     format_with_unit(best.median, r.unit), tied,
+                     resolution ? fmt::format(" (at {} trials each no lead can be significant; add repeats)", best.n) : "");
 }
 
 TextTable ranked_table(const SweepResult& r) {
@@ -141,7 +155,8 @@ std::string sweep_json(const SweepResult& r) {
                        {"p", e.rank == 1 ? json(nullptr) : num(e.p_value)},
                        {"p_adjusted", e.rank == 1 ? json(nullptr) : num(e.p_adjusted)},
                        {"beaten_by_best", e.beaten},
-                       {"repeats_to_separate", e.repeats_to_separate}});
+                       {"repeats_to_separate", e.repeats_to_separate},
+                       {"underpowered", e.underpowered}});
   json cells = json::array();
   for (const auto& c : r.cells)
     cells.push_back({{"row", c.row}, {"column", c.column}, {"configurations", c.configurations},

@@ -32,6 +32,7 @@
 // (documented in docs/statistics.md; --quick runs the normal-noise rows only;
 // --aa / --ab / --cv / --rho run only those rows)
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -39,6 +40,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -241,60 +243,88 @@ int main(int argc, char** argv) {
   fmt::print("noise: run effect N(0, (rho cv)^2) per run and configuration, trial noise of relative spread cv\n\n");
   fmt::print("{:<5} {:<10} {:>4} {:>4} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", "test", "noise", "CV", "rho",
              "baseline", "drop", "rule", "false alarm", "detected", "extra");
-  bool ok = true;
-  std::uint64_t s = seed;
-  std::vector<Noise> noises = quick ? std::vector<Noise>{Noise::Normal}
-                                    : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
-  for (bool ab : {false, true}) {
-    if (only_test >= 0 && ab != (only_test == 1)) continue;
-    for (Noise noise : noises) {
-      for (double cv : {0.01, 0.02, 0.05}) {
-        if (only_cv >= 0 && std::fabs(cv - only_cv) > 1e-9) continue;
-        for (double rho : {0.0, 0.5, 1.0, 2.0}) {
-          if (only_rho >= 0 && std::fabs(rho - only_rho) > 1e-9) continue;
+  // Every row's gates are seeded from the seed and the row's place in the
+  // table, so rows run on every core and any row can be rerun alone
+  // (--cv/--rho/--aa/--ab) with the figures it has in the full table.
+  struct Job {
+    bool ab;
+    Row row;
+    std::uint64_t row_seed;
+    std::string text;
+    bool ok = true;
+  };
+  std::vector<Job> jobs;
+  std::uint64_t row_index = 0;
+  const std::vector<Noise> noises = quick ? std::vector<Noise>{Noise::Normal}
+                                          : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
+  for (bool ab : {false, true})
+    for (Noise noise : noises)
+      for (double cv : {0.01, 0.02, 0.05})
+        for (double rho : {0.0, 0.5, 1.0, 2.0})
           for (bool history : {false, true}) {
-            Row row{noise, cv, rho, history};
-            const double drop = drop_for(rho);
-            Tally two_level, pooled, cpy;
-            for (int g = 0; g < gates; ++g) {
-              int slow = ab ? static_cast<int>(s % k_configs) : -1;
-              const std::uint64_t gate_seed = ++s * 0x9E3779B97F4A7C15ull;
-              analysis::AdaptiveOptions ao;
-              ao.max_trials = 20;
-              {
-                SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, true);
-                compare_py(sim.initial(), slow, cpy);
-                auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
-                if (!out) return 3;
-                perfgate_rule(out->comparisons, slow, out->trials_added, two_level);
-              }
-              {
-                // The same data (same seed) through the pooled test.
-                SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, false);
-                auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
-                if (!out) return 3;
-                perfgate_rule(out->comparisons, slow, out->trials_added, pooled);
-              }
-            }
-            const char* test = ab ? "A/B" : "A/A";
-            for (auto [rule, t] : {std::pair{"perfgate (two levels)", &two_level}, std::pair{"pooled trials (before)", &pooled},
-                                   std::pair{"compare.py (U, 0.05)", &cpy}}) {
-              fmt::print("{:<5} {:<10} {:>3.0f}% {:>4.1f} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", test, name_of(noise),
-                         cv * 100, rho, history ? "10 runs" : "3 runs", ab ? fmt::format("{:.0f}%", drop * 100) : "-",
-                         rule, pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
-                         t == &cpy ? "-" : fmt::format("{:.1f}", double(t->extra_trials) / t->gates));
-            }
-            std::fflush(stdout);
-            // Targets: A/A at most 1 % of gates with a false regression up to rho 1;
-            // A/B at 2 % CV, normal noise, detected in at least 95 % of gates up to rho 1.
-            if (!ab && rho <= 1 && two_level.gates_with_false_regression * 100 > two_level.gates) ok = false;
-            if (ab && cv == 0.02 && noise == Noise::Normal && rho <= 1 &&
-                two_level.gates_detecting * 100 < 95 * two_level.gates)
-              ok = false;
+            const std::uint64_t here = row_index++;
+            if (only_test >= 0 && ab != (only_test == 1)) continue;
+            if (only_cv >= 0 && std::fabs(cv - only_cv) > 1e-9) continue;
+            if (only_rho >= 0 && std::fabs(rho - only_rho) > 1e-9) continue;
+            jobs.push_back({ab, Row{noise, cv, rho, history}, seed + here * 1'000'003ull, {}, true});
           }
-        }
+
+  auto run_row = [&](Job& job) -> bool {
+    const Row& row = job.row;
+    const bool ab = job.ab;
+    const double drop = drop_for(row.rho);
+    Tally two_level, pooled, cpy;
+    for (int g = 0; g < gates; ++g) {
+      const std::uint64_t gate_seed = (job.row_seed + static_cast<std::uint64_t>(g) + 1) * 0x9E3779B97F4A7C15ull;
+      int slow = ab ? static_cast<int>((job.row_seed + static_cast<std::uint64_t>(g)) % k_configs) : -1;
+      analysis::AdaptiveOptions ao;
+      ao.max_trials = 20;
+      {
+        SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, true);
+        compare_py(sim.initial(), slow, cpy);
+        auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
+        if (!out) return false;
+        perfgate_rule(out->comparisons, slow, out->trials_added, two_level);
+      }
+      {
+        // The same data (same seed) through the pooled test.
+        SimulatedGate sim(row, slow, drop, gate_seed, outlier_mads, false);
+        auto out = analysis::adaptive_gate(sim, sim.policy(), ao);
+        if (!out) return false;
+        perfgate_rule(out->comparisons, slow, out->trials_added, pooled);
       }
     }
+    const char* test = ab ? "A/B" : "A/A";
+    for (auto [rule, t] : {std::pair{"perfgate (two levels)", &two_level}, std::pair{"pooled trials (before)", &pooled},
+                           std::pair{"compare.py (U, 0.05)", &cpy}}) {
+      job.text += fmt::format("{:<5} {:<10} {:>3.0f}% {:>4.1f} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", test,
+                              name_of(row.noise), row.cv * 100, row.rho, row.history ? "10 runs" : "3 runs",
+                              ab ? fmt::format("{:.0f}%", drop * 100) : "-", rule,
+                              pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
+                              t == &cpy ? "-" : fmt::format("{:.1f}", double(t->extra_trials) / t->gates));
+    }
+    // Targets: A/A at most 1 % of gates with a false regression up to rho 1;
+    // A/B at 2 % CV, normal noise, detected in at least 95 % of gates up to rho 1.
+    if (!ab && row.rho <= 1 && two_level.gates_with_false_regression * 100 > two_level.gates) job.ok = false;
+    if (ab && row.cv == 0.02 && row.noise == Noise::Normal && row.rho <= 1 &&
+        two_level.gates_detecting * 100 < 95 * two_level.gates)
+      job.ok = false;
+    return true;
+  };
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < std::max(1u, std::thread::hardware_concurrency()); ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < jobs.size();)
+        if (!run_row(jobs[i])) failed = true;
+    });
+  for (auto& t : pool) t.join();
+  if (failed) return 3;
+  bool ok = true;
+  for (const auto& job : jobs) {
+    fmt::print("{}", job.text);
+    ok = ok && job.ok;
   }
   fmt::print("\n{}\n", ok ? "targets met" : "TARGETS MISSED");
   return ok ? 0 : 1;

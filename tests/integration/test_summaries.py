@@ -61,9 +61,13 @@ workloads:
         self.assertExit(self.perfgate("run", suite, "-q"), EXIT_OK)
         show = self.show_json()
         (t,) = show["trials"]
-        # Graph mode compiles on its first step: cut as a compile step, the rest steady.
+        # Graph mode compiles on its first step: cut as a compile step. What the rest is depends on
+        # the machine: with a busy loop per core the scheduler moves the last few steps to another
+        # level and "no steady state" is the honest answer, so the class is only asserted to be one
+        # (crafted series pin the classes: tests/unit/stats/test_steady_state.cpp).
         self.assertGreaterEqual(t["compile_steps"], 1, t)
-        self.assertIn(t["steady_class"], ("flat", "warm-up"), t)
+        self.assertIn(t["steady_class"], ("flat", "warm-up", "slowdown", "no steady state"), t)
+        self.assertGreaterEqual(t["steady_start"], t["compile_steps"], t)
         c = show["configs"][0]
         self.assertGreater(c["first_step_ms"], 2 * metric(c, "step_time_ms")["median"])
         # perfgate-sim says which of its summaries are facts.

@@ -106,6 +106,22 @@ TEST_CASE("a staircase is located and sized", "[soak]") {
   CHECK(of_kind(fs, "stalls").empty());  // a new level is not a run of stalls
 }
 
+TEST_CASE("a step for the better is listed but is not a finding", "[soak]") {
+  auto s = steps(36'000, 0.05, 20, 5);
+  for (std::size_t i = 18'000; i < s.v.size(); ++i) s.v[i] *= 0.8;  // steps 20 % faster at 900 s
+  std::vector<Finding> fs;
+  auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(30), fs);
+  REQUIRE(m.steps.size() == 1);
+  CHECK(m.steps[0].change_pct == Approx(-20).margin(2));
+  CHECK(of_kind(fs, "staircase").empty());
+  // For throughput the worse direction is down: the same 0.8x step is a finding.
+  fs.clear();
+  auto tp = analysis::analyse_series("throughput", "samples/s", s.t, s.v, options(30), fs);
+  REQUIRE(tp.steps.size() == 1);
+  CHECK(tp.steps[0].change_pct == Approx(-20).margin(2));
+  CHECK(of_kind(fs, "staircase").size() == 1);
+}
+
 TEST_CASE("NaN loss is counted with the first one's time", "[soak]") {
   std::vector<double> t = {0, 1, 2, 3, 4}, loss = {2.0, 1.9, std::nan(""), INFINITY, 1.7};
   std::vector<Finding> fs;

@@ -48,6 +48,14 @@ analysis::RunSummary sweep_run(const std::vector<std::pair<std::string, double>>
   return analysis::summarise_run(d);
 }
 
+analysis::SweepResult rank_sweep_with(const analysis::RunSummary& rs) {
+  analysis::SweepOptions o;
+  o.metric = "allreduce_ms";
+  auto r = analysis::rank_sweep(rs, o);
+  REQUIRE(r);
+  return *r;
+}
+
 }  // namespace
 
 TEST_CASE("a sweep ranks by the metric and names a clear winner", "[analysis]") {
@@ -84,6 +92,16 @@ TEST_CASE("a lead within the threshold or without significance is a tie, with th
   REQUIRE(r->tied_with_best.size() == 2);  // 3 against 3 cannot be significant after Holm: min p is 0.1
   CHECK(r->entries[1].repeats_to_separate > 3);
   CHECK(r->entries[0].min_max);  // 3 trials: [min, max]
+  // 5 MB leads by 62 %, yet 3 against 3 cannot reach 0.05: the smallest p is 2/C(6,3) = 0.1, x2 by Holm.
+  const auto& far = r->entries[2];
+  CHECK(far.underpowered);
+  CHECK(far.min_p_adjusted == Approx(0.2));
+  CHECK(r->entries[1].underpowered);
+  // Never fewer repeats than the test needs to reach alpha / 2 at all: 2/C(10,5) = 0.0079 < 0.025 at 5 a side.
+  CHECK(far.repeats_to_separate >= 5);
+  auto enough = rank_sweep_with(sweep_run({{R"({"bucket_mb":25})", 3.3}, {R"({"bucket_mb":5})", 8.7}}, 6));
+  CHECK_FALSE(enough.entries[1].underpowered);
+  CHECK(enough.entries[1].beaten);
 }
 
 TEST_CASE("sweep errors: one configuration, an unknown metric, a fact, axes that do not vary", "[analysis]") {
