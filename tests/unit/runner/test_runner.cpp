@@ -488,6 +488,28 @@ TEST_CASE("a first_step_ms summary from the workload wins over the first step", 
   CHECK(ttfs->value == 0.5);
 }
 
+TEST_CASE("a fact reported again with another value keeps the last and says so", "[runner]") {
+  InterruptGuard guard;
+  Harness h;
+  auto s = suite_of({workload("train", 1)});
+  h.launcher.script = [](const exec::LaunchSpec&, int) {
+    Script sc;
+    sc.metrics_lines = {R"({"meta": {"kind": {"world_size": "fact"}}})", step_line(0, 10, 100),
+                        R"({"summary": {"world_size": 8}})", R"({"summary": {"world_size": 4}})"};
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  auto d = h.load(out.run_id);
+  REQUIRE(d.trials.size() == 1);
+  const auto* ws = find(d.trials[0], "world_size");
+  REQUIRE(ws != nullptr);
+  CHECK(ws->value == 4);
+  CHECK_THAT(d.trials[0].notes, Catch::Contains("world_size was reported with different values; the last, 4"));
+  bool stored_as_fact = false;
+  for (const auto& m : d.metrics) stored_as_fact |= m.name == "world_size" && m.fact;
+  CHECK(stored_as_fact);
+}
+
 TEST_CASE("timed-out and unstartable trials are recorded as such", "[runner]") {
   InterruptGuard guard;
   Harness h;
