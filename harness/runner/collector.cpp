@@ -222,6 +222,7 @@ void TrialCollector::on_new_metric(int id, std::string_view name) {
     m_primary_id = id;
   }
   if (name == "throughput") m_throughput_id = id;
+  if (name == k_auto_lead) m_lead_id = id;
   if (!m_store_status) return;
   auto sid = m_store.metric_id(s.info);
   if (!sid) {
@@ -256,15 +257,15 @@ stats::StepSeries& TrialCollector::values_of(Series& s) {
     rule.amount = m_warmup.amount;
     // A fixed seed: the same trial gives the same summary.
     s.values = std::make_unique<stats::StepSeries>(rule);
+    // warmup: auto: the step times find the cut; every other series waits for it.
+    if (rule.kind == stats::WarmupRule::Kind::Auto && s.info.name != k_auto_lead) s.values->defer_to_trial();
   }
   return *s.values;
 }
 
 int TrialCollector::auto_leader() const {
   // The step times decide where the trial's steady state starts.
-  for (std::size_t i = 0; i < m_series.size(); ++i)
-    if (m_series[i].info.name == "step_time_ms" && m_series[i].values) return static_cast<int>(i);
-  return -1;
+  return m_lead_id >= 0 && m_series[static_cast<std::size_t>(m_lead_id)].values ? m_lead_id : -1;
 }
 
 void TrialCollector::on_step(long long step, double t_s, const std::vector<std::pair<int, double>>& values) {
@@ -289,8 +290,6 @@ void TrialCollector::on_step(long long step, double t_s, const std::vector<std::
       s.first_value_seen = true;
       s.first_value = v;
     }
-    // Every series but the step times waits for their cut (warmup: auto).
-    if (automatic && s.info.name != "step_time_ms") series.defer_to_trial();
     series.add(t_s, v);
     if (s.store_id >= 0) m_pending.push_back({s.store_id, step, t_s, v});
   }

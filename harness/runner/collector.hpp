@@ -198,6 +198,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   // 60 s windows keeps 4,320 of them).
   double m_window_s = 0;
   std::function<void(const Progress&)> m_progress;
+  static constexpr std::string_view k_auto_lead = "step_time_ms";  // the series that decides warmup: auto's cut
+  int m_lead_id = -1;        // its id once it appears
   int m_primary_id = -1;     // step_time_ms once it appears, else the first metric
   int m_throughput_id = -1;
   double m_window_end = 0;
