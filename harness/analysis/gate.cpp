@@ -75,6 +75,10 @@ struct Tested {
   std::size_t index = 0;                      // into the comparisons
   std::vector<double> base_rel, cand_rel;     // kept values relative to the baseline median
   std::vector<std::vector<double>> base_runs_rel, history_rel;
+  // What the run-level test reads: the baseline runs and the candidate with
+  // each run's rare hiccups left out (the same rule on both sides).
+  std::vector<std::vector<double>> level_base_runs;
+  std::vector<double> level_cand;
   stats::RunSpread spread;
   double sd_rel = 0;                          // pooled trial standard deviation, relative
   double hl_low = 0, hl_high = 0;             // Hodges-Lehmann interval, relative
@@ -275,9 +279,26 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     for (double v : it.cand.values) t.cand_rel.push_back(v / scale);
     t.base_runs_rel = scaled(runs_kept(it.base, out_idx), scale);
     t.history_rel = scaled(it.history, scale);
-    std::vector<std::vector<double>> spread_runs = t.base_runs_rel;
-    spread_runs.insert(spread_runs.end(), t.history_rel.begin(), t.history_rel.end());
-    t.spread = stats::run_spread(spread_runs, t.cand_rel);
+    {
+      // One hiccup among a run's five trials moves its mean by 2-6 %, as
+      // much as a run effect: the run-level test reads each run without its
+      // rare hiccups, the candidate's too (the trial-level test keeps all).
+      std::vector<std::vector<double>> runs = t.base_runs_rel;
+      runs.insert(runs.end(), t.history_rel.begin(), t.history_rel.end());
+      runs.push_back(t.cand_rel);
+      // Fewer than half of a run: its median stays on the run's main mode.
+      // (The pooled rule above allows a fifth; a five-trial run with two
+      // hiccups is one run in fifty at a 5 % hiccup rate.)
+      constexpr double k_run_hiccup_fraction = 0.45;
+      auto trimmed = stats::leave_out_run_hiccups(runs, policy.baseline_outlier_mads, 2 * c.threshold_rel,
+                                                  k_run_hiccup_fraction);
+      t.level_cand = std::move(trimmed.runs.back());
+      trimmed.runs.pop_back();
+      if (int n = trimmed.left_out.back(); n > 0)
+        notes.push_back(fmt::format("{} candidate trial(s) left out of the run-level test as hiccups", n));
+      t.level_base_runs.assign(trimmed.runs.begin(), trimmed.runs.begin() + static_cast<std::ptrdiff_t>(t.base_runs_rel.size()));
+      t.spread = stats::run_spread(trimmed.runs, t.level_cand);
+    }
     if (policy.bootstrap_resamples > 0) {
       // Each comparison gets its own stream, derived from the seed and its position.
       auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence, policy.bootstrap_resamples,
@@ -294,29 +315,57 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
   // Pass 2: the run-to-run spread of each comparison, moderated towards the
   // others of the same metric (or of the whole gate when the metric has too
   // few), then the run-level test.
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_metric;
-  std::vector<double> all_var, all_df;
+  // The trial noise inside runs is moderated the same way, so that the
+  // run effect (the spread of run means less the trial noise in them) is
+  // not the difference of a gate-wide and a one-comparison estimate.
+  struct Family {
+    std::vector<double> var, df;
+  };
+  std::map<std::string, Family> between_by_metric, within_by_metric;
+  Family between_all, within_all;
+  auto add = [](Family& f, double var, double df) {
+    f.var.push_back(var);
+    f.df.push_back(df);
+  };
   for (const auto& t : tested) {
-    if (!(t.spread.between_df > 0)) continue;
-    auto& [v, d] = by_metric[out[t.index].metric.name];
-    v.push_back(t.spread.between_var);
-    d.push_back(t.spread.between_df);
-    all_var.push_back(t.spread.between_var);
-    all_df.push_back(t.spread.between_df);
+    const auto& name = out[t.index].metric.name;
+    if (t.spread.between_df > 0) {
+      add(between_by_metric[name], t.spread.between_var, t.spread.between_df);
+      add(between_all, t.spread.between_var, t.spread.between_df);
+    }
+    if (t.spread.within_df > 0) {
+      add(within_by_metric[name], t.spread.within_var, t.spread.within_df);
+      add(within_all, t.spread.within_var, t.spread.within_df);
+    }
   }
-  const stats::VariancePrior gate_prior = stats::squeeze_prior(all_var, all_df);
-  std::map<std::string, stats::VariancePrior> priors;
-  for (const auto& [name, vd] : by_metric) {
-    auto p = stats::squeeze_prior(vd.first, vd.second);
-    priors[name] = p.df > 0 ? p : gate_prior;
-  }
+  auto priors_of = [](const std::map<std::string, Family>& by_metric, const Family& all) {
+    std::map<std::string, stats::VariancePrior> priors;
+    const stats::VariancePrior gate_prior = stats::squeeze_prior(all.var, all.df);
+    priors[""] = gate_prior;
+    for (const auto& [name, f] : by_metric) {
+      auto p = stats::squeeze_prior(f.var, f.df);
+      priors[name] = p.df > 0 ? p : gate_prior;
+    }
+    return priors;
+  };
+  const auto priors = priors_of(between_by_metric, between_all);
+  const auto within_priors = priors_of(within_by_metric, within_all);
+  const stats::VariancePrior gate_prior = priors.at("");
   std::vector<stats::TwoLevel> levels(tested.size());
   for (std::size_t k = 0; k < tested.size(); ++k) {
     auto& t = tested[k];
     auto& c = out[t.index];
     auto pit = priors.find(c.metric.name);
     const stats::VariancePrior prior = pit != priors.end() ? pit->second : gate_prior;
-    levels[k] = stats::two_level_test(t.base_runs_rel, t.cand_rel, t.spread, prior, policy.confidence);
+    if (auto wit = within_priors.find(c.metric.name); wit != within_priors.end() && t.spread.within_df > 0) {
+      const auto& w = wit->second;
+      if (w.df > 0 && std::isfinite(w.var)) {
+        if (std::isinf(w.df)) t.spread.within_var = w.var;
+        else t.spread.within_var = (w.df * w.var + t.spread.within_df * t.spread.within_var) / (w.df + t.spread.within_df);
+        t.spread.within_df += w.df;
+      }
+    }
+    levels[k] = stats::two_level_test(t.level_base_runs, t.level_cand, t.spread, prior, policy.confidence);
     const auto& tl = levels[k];
     c.run_spread_known = tl.spread_known;
     if (!policy.two_level) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/special_functions/digamma.hpp>
@@ -15,6 +16,10 @@ namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 constexpr double k_inf = std::numeric_limits<double>::infinity();
+// Bartlett's level for taking a family's variances as one. Strict, as the
+// gate's own level: a family pretested as mixed falls back on Smyth's
+// estimator, whose prior df scatters widely (see squeeze_prior).
+constexpr double k_homogeneity_level = 0.01;
 // Beyond this many degrees of freedom Student's t is the normal distribution.
 constexpr double k_df_normal = 1e6;
 
@@ -94,10 +99,45 @@ double trigamma_inverse(double y) {
   return x;
 }
 
+Bartlett bartlett(std::span<const double> var, std::span<const double> df) {
+  Bartlett b;
+  const std::size_t n = std::min(var.size(), df.size());
+  double sum_df = 0, sum_ss = 0, sum_log = 0, sum_inv = 0;
+  int groups = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(df[i] > 0) || !(var[i] > 0) || !std::isfinite(var[i])) continue;
+    ++groups;
+    sum_df += df[i];
+    sum_ss += df[i] * var[i];
+    sum_log += df[i] * std::log(var[i]);
+    sum_inv += 1 / df[i];
+  }
+  if (groups == 0) return b;
+  b.pooled_df = sum_df;
+  b.pooled_var = sum_ss / sum_df;
+  if (groups < 2) return b;
+  const double m = sum_df * std::log(b.pooled_var) - sum_log;
+  const double c = 1 + (sum_inv - 1 / sum_df) / (3.0 * (groups - 1));
+  b.statistic = std::max(0.0, m / c);
+  const boost::math::chi_squared_distribution<double> chi2(groups - 1);
+  b.p_value = boost::math::cdf(boost::math::complement(chi2, b.statistic));
+  return b;
+}
+
 VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df) {
   VariancePrior prior;
   std::vector<double> e, half_df;
   const std::size_t n = std::min(var.size(), df.size());
+  std::size_t usable = 0;
+  for (std::size_t i = 0; i < n; ++i) usable += df[i] > 0 && var[i] > 0 && std::isfinite(var[i]);
+  if (usable < 3) return prior;
+  if (auto b = bartlett(var, df); b.p_value > k_homogeneity_level) {
+    // One variance as far as the family can tell: its pooled estimate, as
+    // precise as all its degrees of freedom.
+    prior.var = b.pooled_var;
+    prior.df = b.pooled_df;
+    return prior;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     if (!(df[i] > 0) || !(var[i] > 0) || !std::isfinite(var[i])) continue;
     const double h = df[i] / 2;
@@ -183,8 +223,22 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
     const double run_part = r.tau2 * (1 + 1 / k);
     var_d = run_part + within_part;
     r.se_floor = std::sqrt(run_part + sigma2 * inv_n_sum / (k * k));
-    const double denom = run_part * run_part / df_b + (std::isinf(within_df) ? 0 : within_part * within_part / within_df);
-    df = denom > 0 ? var_d * var_d / denom : k_inf;
+    if (r.tau2 > 0) {
+      // tau^2 = s2 - sigma^2 mean(1/n) carries the noise of both estimates:
+      // Var(D) = a s2 + b sigma^2 with a = 1 + 1/k and b = 1/n_c +
+      // sum(1/n_j)/k^2 - a mean(1/n), b below 0 once the candidate has more
+      // trials than the runs did. Satterthwaite over those two terms.
+      const double a = 1 + 1 / k;
+      const double b = 1.0 / static_cast<double>(cand.size()) + inv_n_sum / (k * k) - a * spread.mean_inv_n;
+      const double denom = (a * s2) * (a * s2) / df_b + (std::isinf(within_df) ? 0 : (b * sigma2) * (b * sigma2) / within_df);
+      df = denom > 0 ? var_d * var_d / denom : k_inf;
+    } else {
+      // No run effect left over the trial noise: D is judged on the trials,
+      // but only as surely as the spread of run means says so (with a
+      // spread on few degrees of freedom, a close-together baseline by
+      // chance must not read as proof that runs never differ).
+      df = std::min(within_df, df_b);
+    }
   }
   if (df_b <= 0) r.se_floor = std::sqrt(sigma2 * inv_n_sum / (k * k));
   if (!(var_d > 0)) {
@@ -204,6 +258,42 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
   const double q = t_quantile(0.5 + std::clamp(level, 1e-12, 1 - 1e-12) / 2, r.df);
   r.low = r.diff - q * r.se;
   r.high = r.diff + q * r.se;
+  return r;
+}
+
+RunsTrimmed leave_out_run_hiccups(std::span<const std::vector<double>> runs, double mads, double min_distance,
+                                  double max_fraction) {
+  RunsTrimmed r;
+  r.runs.assign(runs.begin(), runs.end());
+  r.left_out.assign(runs.size(), 0);
+  if (!(mads > 0)) return r;
+  std::vector<double> centre(runs.size(), 0), abs_dev;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].empty()) continue;
+    std::vector<double> v = runs[i];
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    centre[i] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    if (n < 3) continue;  // one or two values say nothing about their spread around a median
+    for (double x : runs[i]) abs_dev.push_back(std::fabs(x - centre[i]));
+  }
+  if (abs_dev.size() < 8) return r;
+  auto mid = abs_dev.begin() + static_cast<std::ptrdiff_t>(abs_dev.size() / 2);
+  std::nth_element(abs_dev.begin(), mid, abs_dev.end());
+  double med = *mid;
+  if (abs_dev.size() % 2 == 0) med = (med + *std::max_element(abs_dev.begin(), mid)) / 2;
+  const double scale = 1.482602218505602 * med;  // 1 / Phi^-1(3/4)
+  if (!(scale > 0)) return r;
+  const double limit = std::max(mads * scale, min_distance);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::vector<double> kept;
+    for (double x : runs[i])
+      if (!(std::fabs(x - centre[i]) > limit)) kept.push_back(x);
+    const std::size_t out = runs[i].size() - kept.size();
+    if (out == 0 || static_cast<double>(out) > max_fraction * static_cast<double>(runs[i].size())) continue;
+    r.left_out[i] = static_cast<int>(out);
+    r.runs[i] = std::move(kept);
+  }
   return r;
 }
 

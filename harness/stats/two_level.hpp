@@ -49,10 +49,29 @@ struct VariancePrior {
   double df = 0;
 };
 
-// Smyth's moment estimator of the prior (limma's fitFDist without
-// covariates) from sample variances with their degrees of freedom. Entries
-// with df <= 0 or a variance that is not positive and finite are left out;
-// fewer than three left give no prior.
+// Bartlett's (1937) test that sample variances with their degrees of freedom
+// estimate one variance: M / C against chi-squared on (groups - 1), with
+// M = (sum df) ln(pooled) - sum df_i ln s_i^2 and
+// C = 1 + (sum 1/df_i - 1/sum df) / (3 (groups - 1)). As SciPy's
+// scipy.stats.bartlett, from the variances instead of the samples.
+struct Bartlett {
+  double statistic = 0;
+  double p_value = 1;
+  double pooled_var = std::numeric_limits<double>::quiet_NaN();  // sum df_i s_i^2 / sum df_i
+  double pooled_df = 0;                                          // sum df_i
+};
+Bartlett bartlett(std::span<const double> var, std::span<const double> df);
+
+// The prior for a family of sample variances. When Bartlett's test at 1 %
+// finds them consistent with one variance, the prior is their pooled
+// variance with the pooled degrees of freedom: with two degrees of freedom
+// per comparison, Smyth's moment estimate of the prior df scatters from 5 to
+// infinity across families drawn from one variance, and a finite one pulls
+// the prior variance down by digamma(d0/2) - log(d0/2) (12 % at d0 = 8), a
+// bias every comparison of the gate then shares. Otherwise Smyth's moment
+// estimator (limma's fitFDist without covariates). Entries with df <= 0 or a
+// variance that is not positive and finite are left out; fewer than three
+// left give no prior.
 VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df);
 
 // The x with trigamma(x) = y, by Newton's method as limma's trigammaInverse.
@@ -77,6 +96,23 @@ struct TwoLevel {
 // left out and D is judged on the trial noise alone (spread_known false).
 TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::span<const double> cand,
                         const RunSpread& spread, const VariancePrior& prior, double level = 0.95);
+
+// Rare hiccups of the runs of one comparison (a trial 10-30 % off on a busy
+// machine), left out of the run-level test so that one hiccup does not move a
+// run's mean by a run effect's worth. A value is one when it lies further
+// from its own run's median than `mads` times the scale of every run's
+// deviations from its own median (1.4826 times their median absolute value,
+// pooled so that five-trial runs share a steady scale) and further than
+// `min_distance`; at most `max_fraction` of a run's values (more is a mode of
+// that run, and kept). No value is left out when fewer than 8 deviations are
+// pooled or their scale is 0. The baseline and the candidate are trimmed by
+// the same rule, so the test stays symmetric.
+struct RunsTrimmed {
+  std::vector<std::vector<double>> runs;
+  std::vector<int> left_out;  // per run
+};
+RunsTrimmed leave_out_run_hiccups(std::span<const std::vector<double>> runs, double mads, double min_distance,
+                                  double max_fraction);
 
 // Smallest |shift| a two-sided test at `alpha` detects with `power`, given the
 // standard error of the estimate and its degrees of freedom (normal

@@ -29,8 +29,9 @@
 // correction, a worse median counts as a regression) on the initial data.
 //
 // Usage: gate_calibration [--gates N] [--seed S] [--outlier-mads K] [--quick] [--aa|--ab] [--cv C] [--rho R]
+// [--noise normal|log-normal|outliers]
 // (documented in docs/statistics.md; --quick runs the normal-noise rows only;
-// --aa / --ab / --cv / --rho run only those rows)
+// --aa / --ab / --cv / --rho / --noise run only those rows)
 
 #include <atomic>
 #include <cmath>
@@ -225,6 +226,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   double only_cv = -1, only_rho = -1;
   int only_test = -1;  // 0 A/A, 1 A/B
+  std::string only_noise;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--aa")) only_test = 0;
@@ -233,6 +235,7 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && !std::strcmp(argv[i], "--rho")) only_rho = std::atof(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[++i]);
     else if (i + 1 < argc && !std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--noise")) only_noise = argv[++i];
     else if (i + 1 < argc && !std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[++i]);
   }
   fmt::print("gate calibration: {} gates per row, {} comparisons per gate, baseline {} runs x {} trials (+{} history runs "
@@ -255,7 +258,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Job> jobs;
   std::uint64_t row_index = 0;
-  const std::vector<Noise> noises = quick ? std::vector<Noise>{Noise::Normal}
+  const std::vector<Noise> noises = quick && only_noise.empty() ? std::vector<Noise>{Noise::Normal}
                                           : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
   for (bool ab : {false, true})
     for (Noise noise : noises)
@@ -266,6 +269,7 @@ int main(int argc, char** argv) {
             if (only_test >= 0 && ab != (only_test == 1)) continue;
             if (only_cv >= 0 && std::fabs(cv - only_cv) > 1e-9) continue;
             if (only_rho >= 0 && std::fabs(rho - only_rho) > 1e-9) continue;
+            if (!only_noise.empty() && only_noise != name_of(noise)) continue;
             jobs.push_back({ab, Row{noise, cv, rho, history}, seed + here * 1'000'003ull, {}, true});
           }
 

@@ -19,7 +19,10 @@ Writes gate_reference.json next to this script:
                sqrt(1 + 1/k)), two-sided p from scipy.stats.t with k - 1
                degrees of freedom (what stats::two_level_test reduces to
                with equal trials per run and no prior);
-  trigamma_inverse  x with scipy.special.polygamma(1, x) = y, by brentq.
+  trigamma_inverse  x with scipy.special.polygamma(1, x) = y, by brentq;
+  bartlett     scipy.stats.bartlett(*samples) with each sample's variance
+               (ddof 1) and degrees of freedom, from a generator of its own so
+               the cases above keep their data.
 Data come from a seeded NumPy generator, so reruns give identical files.
 """
 
@@ -121,9 +124,21 @@ def trigamma_inverse_cases():
     return out
 
 
+def bartlett_cases():
+    rng = np.random.default_rng(1937)
+    out = []
+    for sizes, sds in [([5, 5, 5], [1, 1, 1]), ([3, 3, 3, 3, 3, 3], [1, 1, 1, 1, 1, 1]), ([4, 7, 10], [1, 2, 4]),
+                       ([6, 6], [1, 3]), ([3] * 40, [1] * 40), ([3] * 30, [1] * 15 + [3] * 15), ([20, 8, 12, 5], [2, 2, 2, 2])]:
+        samples = [rng.normal(10, sd, n) for n, sd in zip(sizes, sds)]
+        res = stats.bartlett(*samples)
+        out.append({"var": [float(x.var(ddof=1)) for x in samples], "df": [len(x) - 1 for x in samples],
+                    "statistic": float(res.statistic), "p": float(res.pvalue)})
+    return out
+
+
 def main():
     ref = {"fisher": fisher_cases(), "van_elteren": van_elteren_cases(), "prediction": prediction_cases(),
-           "trigamma_inverse": trigamma_inverse_cases()}
+           "trigamma_inverse": trigamma_inverse_cases(), "bartlett": bartlett_cases()}
     with open(os.path.join(HERE, "gate_reference.json"), "w") as f:
         json.dump(ref, f, indent=1)
         f.write("\n")

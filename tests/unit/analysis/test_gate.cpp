@@ -487,3 +487,26 @@ TEST_CASE("one baseline run without history says the run-to-run spread is unknow
   CHECK(h.run_spread_known);
   CHECK(h.history_runs == 2);
 }
+
+TEST_CASE("a hiccup in the candidate run is left out of the run-level test, and said so", "[gate]") {
+  // Five baseline runs with run effects of 1-2 %, trials within 1 %; the
+  // candidate run is unchanged but one of its ten trials hit a 25 % hiccup.
+  // Its mean moves by 2.5 %, as much as a run effect; the run-level test
+  // reads the run without it and says so, and the trial-level test keeps it.
+  std::vector<double> run_effect = {0.0, 0.02, -0.01, 0.015, -0.02};
+  std::vector<std::vector<double>> runs;
+  for (std::size_t r = 0; r < run_effect.size(); ++r) runs.push_back(noisy(100 * (1 + run_effect[r]), 0.01, 5, 2100 + r));
+  auto clean = noisy(100, 0.01, 9, 2200);
+  auto hiccup = clean;
+  hiccup.push_back(125);
+  const auto policy = model::default_gate_policy();
+  const auto a = analysis::evaluate_gate({runs_item("h", runs, clean)}, policy).comparisons[0];
+  const auto b = analysis::evaluate_gate({runs_item("h", runs, hiccup)}, policy).comparisons[0];
+  REQUIRE(a.run_spread_known);
+  REQUIRE(b.run_spread_known);
+  CHECK(b.p_runs == Approx(a.p_runs).epsilon(1e-12));
+  CHECK(b.note.find("1 candidate trial(s) left out of the run-level test as hiccups") != std::string::npos);
+  CHECK(a.note.find("left out of the run-level test") == std::string::npos);
+  CHECK(b.n_cand == 10);
+  CHECK(b.verdict != VerdictKind::Regression);
+}
