@@ -12,6 +12,7 @@
 #include "harness/metrics/output_parser.hpp"
 #include "harness/runner/collector.hpp"
 #include "harness/runner/fingerprint.hpp"
+#include "harness/runner/trial_spec.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "harness/sampling/session.hpp"
 #include "harness/suite/placeholders.hpp"
@@ -31,12 +32,6 @@ const std::vector<std::string> k_recorded_env = {
     "TASK_QUEUE_ENABLE", "CPU_AFFINITY_CONF", "PYTORCH_NPU_ALLOC_CONF", "HCCL_BUFFSIZE", "HCCL_CONNECT_TIMEOUT",
     "HCCL_EXEC_TIMEOUT", "HCCL_OP_EXPANSION_MODE", "ASCEND_LAUNCH_BLOCKING", "ASCEND_RT_VISIBLE_DEVICES",
     "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF"};
-
-std::string safe_name(std::string_view s) {
-  std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  return out.substr(0, 60);
-}
 
 std::string describe_failure(const exec::LaunchResult& r) {
   std::string why;
@@ -90,8 +85,13 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     if (!id) return id.error();
     config_ids[i] = *id;
   }
-  const auto base_env = util::current_environment();
   const bool soak = opts.soak.enabled;
+  TrialContext ctx;
+  ctx.run_id = run_id_value;
+  ctx.run_dir = run_dir.string();
+  ctx.soak = soak;
+  ctx.soak_duration_s = opts.soak.duration_s;
+  ctx.base_env = util::current_environment();
   Executed ex;
   bool& interrupted = ex.interrupted;
   Status& store_failure = ex.store_failure;
@@ -105,18 +105,19 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     }
     const model::Case& c = plan.cases[pt.case_index];
     const model::Workload& w = suite.workloads[c.workload_index];
-    fs::path trial_dir = run_dir / fmt::format("{:04}-{}-r{}", pt.seq + 1, safe_name(w.name), pt.repeat + 1);
-    fs::create_directories(trial_dir, ec);
-    std::string metrics_path = (trial_dir / "metrics.jsonl").string();
-    { std::FILE* f = std::fopen(metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
+    ctx.started_at_unix_s = util::unix_now_s();
+    const TrialSpec ts = build_trial_spec(suite, plan, static_cast<std::size_t>(&pt - plan.trials.data()), ctx);
+    const double duration_s = ts.duration_s;
+    fs::create_directories(ts.trial_dir, ec);
+    { std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
 
     model::TrialRecord trial;
     trial.run_id = *run_id;
     trial.config_id = config_ids[pt.case_index];
     trial.repeat = pt.repeat;
     trial.seq = pt.seq;
-    trial.started_at = util::unix_now_s();
-    trial.log_dir = trial_dir.string();
+    trial.started_at = ctx.started_at_unix_s;
+    trial.log_dir = ts.trial_dir;
     auto trial_id = st.begin_trial(trial);
     if (!trial_id) {
       store_failure = trial_id.error();
@@ -124,77 +125,14 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     }
     trial.id = *trial_id;
 
-    // The time the workload has: a soak's duration, else the trial timeout.
-    const double duration_s = soak && opts.soak.duration_s > 0 ? opts.soak.duration_s : w.timeout_s;
-    const double deadline_unix_s = trial.started_at + duration_s;
-    auto lookup = [&](std::string_view name) -> std::optional<std::string> {
-      if (auto it = c.params.find(std::string(name)); it != c.params.end()) return it->second.text;
-      if (name == "repeat") return std::to_string(pt.repeat);
-      if (name == "duration_s") return fmt::format("{:.0f}", duration_s);
-      if (name == "deadline") return fmt::format("{:.0f}", deadline_unix_s);
-      if (name == "trial_dir") return trial_dir.string();
-      if (name == "metrics_file") return metrics_path;
-      if (name == "run_id") return std::to_string(*run_id);
-      if (name == "suite_dir") return suite.dir;
-      return std::nullopt;
-    };
-    exec::LaunchSpec spec;
-    spec.shell = w.shell;
-    spec.cwd = w.cwd;
-    spec.stdout_path = (trial_dir / "stdout.log").string();
-    spec.stderr_path = (trial_dir / "stderr.log").string();
-    spec.log_limit_bytes = w.log_limit_bytes;
-    spec.timeout_s = duration_s;
-    spec.kill_grace_s = w.kill_grace_s;
-    std::string subst_error;
-    for (const auto& a : w.command) {
-      auto s = suite::substitute(a, lookup);
-      if (!s) subst_error = s.error().message;
-      else spec.argv.push_back(*s);
-    }
-    spec.env = base_env;
-    for (const auto& [k, v] : w.env) {
-      auto s = suite::substitute(v, lookup);
-      if (!s) subst_error = s.error().message;
-      else spec.env[k] = *s;
-    }
-    for (const auto& [k, v] : c.params) spec.env["PERFGATE_PARAM_" + util::to_upper_identifier(k)] = v.text;
-    spec.env["PERFGATE_PARAMS"] = c.params_json;
-    spec.env["PERFGATE_METRICS"] = metrics_path;
-    spec.env["PERFGATE_TRIAL_DIR"] = trial_dir.string();
-    spec.env["PERFGATE_RUN_ID"] = std::to_string(*run_id);
-    spec.env["PERFGATE_REPEAT"] = std::to_string(pt.repeat);
-    spec.env["PERFGATE_WORKLOAD"] = w.name;
-    spec.env["PERFGATE_DEADLINE"] = fmt::format("{:.3f}", deadline_unix_s);
-    spec.env["PERFGATE_DURATION_S"] = fmt::format("{:.0f}", duration_s);
-
-    TrialCollector collector(st, trial.id, metrics_path, w.warmup);
+    const exec::LaunchSpec& spec = ts.launch;
+    std::string subst_error = ts.error;
+    TrialCollector collector(st, trial.id, ts.metrics_path, w.warmup);
     if (!w.metrics.primary.empty()) collector.set_primary(w.metrics.primary);
     // A log preset, gbench or regex reads the workload's own output.
     std::string parser_error;
-    if (w.metrics.parser != "jsonl" && subst_error.empty()) {
-      model::MetricsSpec ms = w.metrics;
-      auto file = suite::substitute(ms.file, lookup);
-      auto batch = suite::substitute(ms.batch_size, lookup);
-      if (!file || !batch) {
-        subst_error = !file ? file.error().message : batch.error().message;
-      } else {
-        ms.file = *file;
-        ms.batch_size = *batch;
-        if (ms.parser == "gbench" && ms.file.empty()) {
-          // The harness asks the benchmark binary for its JSON in the trial directory.
-          ms.file = (trial_dir / "gbench.json").string();
-          std::string out_arg = "--benchmark_out=" + ms.file;
-          if (spec.shell) spec.argv.back() += " '" + out_arg + "' --benchmark_out_format=json";
-          else {
-            spec.argv.push_back(out_arg);
-            spec.argv.push_back("--benchmark_out_format=json");
-          }
-        }
-        if (!ms.file.empty() && fs::path(ms.file).is_relative()) ms.file = (fs::path(w.cwd) / ms.file).string();
-        if (auto attached = collector.attach_output_parser(ms); !attached) parser_error = attached.error().message;
-      }
-    }
+    if (ts.metrics.parser != "jsonl" && subst_error.empty())
+      if (auto attached = collector.attach_output_parser(ts.metrics); !attached) parser_error = attached.error().message;
     if (soak) {
       collector.set_hang_after(opts.soak.hang_after_s);
       if (opts.soak.on_progress) {
@@ -207,12 +145,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     // Samplers the workload asks for; one that cannot be built is a note, not a failure.
     std::vector<std::unique_ptr<sampling::Sampler>> samplers;
     std::vector<std::string> sampler_notes;
-    std::vector<model::SamplerSpec> wanted = w.samplers;
-    // The host probe tells the machine from the code: on for soaks unless the suite says otherwise.
-    if (w.host_probe.value_or(soak) &&
-        std::none_of(wanted.begin(), wanted.end(), [](const model::SamplerSpec& x) { return x.kind == "host"; }))
-      wanted.push_back(model::SamplerSpec{"host", {}, {}, {}, {}, w.loc});
-    for (const auto& want : wanted) {
+    for (const auto& want : ts.samplers) {
       auto sm = sampling::make_sampler(want);
       if (sm) samplers.push_back(std::move(*sm));
       else sampler_notes.push_back(fmt::format("sampler {}: {}", want.kind, sm.error().message));

@@ -1,0 +1,178 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/runner/trial_spec.hpp"
+#include "harness/suite/loader.hpp"
+#include "harness/suite/matrix.hpp"
+#include "harness/suite/plan.hpp"
+
+using namespace perfgate;
+
+namespace {
+
+struct Built {
+  model::Suite suite;
+  model::Plan plan;
+};
+
+Built build(const std::string& yaml) {
+  auto s = suite::load_suite_text(yaml, "spec.yaml", "/suites");
+  if (!s) FAIL(s.error().message);
+  Built b{*s, {}};
+  b.plan = suite::make_plan(b.suite, suite::expand(b.suite), 7);
+  return b;
+}
+
+runner::TrialContext context(bool soak = false) {
+  runner::TrialContext ctx;
+  ctx.run_id = 42;
+  ctx.run_dir = "/results/runs/42";
+  ctx.started_at_unix_s = 1000;
+  ctx.soak = soak;
+  ctx.base_env = {{"PATH", "/usr/bin"}, {"HOME", "/root"}};
+  return ctx;
+}
+
+// The spec of the trial of `label`'s first repeat.
+runner::TrialSpec spec_of(const Built& b, const std::string& label, const runner::TrialContext& ctx) {
+  for (std::size_t i = 0; i < b.plan.trials.size(); ++i)
+    if (b.plan.cases[b.plan.trials[i].case_index].label == label && b.plan.trials[i].repeat == 0)
+      return runner::build_trial_spec(b.suite, b.plan, i, ctx);
+  FAIL("no trial of " << label);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("trial spec: parameters reach argv and env as elements, never through a shell", "[runner]") {
+  auto b = build(R"(
+suite: s
+defaults: {repeats: 2, timeout: 90s}
+workloads:
+  - name: train-job
+    command: [python3, train.py, --bucket-mb, "{bucket_mb}", --out, "{trial_dir}/x; rm -rf /", "{metrics_file}"]
+    env: {MY_BUCKET: "b{bucket_mb}"}
+    matrix:
+      bucket_mb: [25, 50]
+)");
+  REQUIRE(b.plan.trials.size() == 4);
+  auto t = spec_of(b, "train-job bucket_mb=50", context());
+  CHECK(t.error.empty());
+  CHECK(t.repeat == 0);
+  // <seq + 1>-<workload, path-safe>-r<repeat + 1>
+  CHECK(t.trial_dir == fmt::format("/results/runs/42/{:04}-train-job-r1", t.seq + 1));
+  CHECK(t.metrics_path == t.trial_dir + "/metrics.jsonl");
+  CHECK_FALSE(t.launch.shell);
+  CHECK(t.launch.argv == std::vector<std::string>{"python3", "train.py", "--bucket-mb", "50", "--out",
+                                                  t.trial_dir + "/x; rm -rf /", t.metrics_path});
+  CHECK(t.launch.cwd == b.suite.workloads[0].cwd);
+  CHECK(t.launch.stdout_path == t.trial_dir + "/stdout.log");
+  CHECK(t.launch.stderr_path == t.trial_dir + "/stderr.log");
+  CHECK(t.launch.timeout_s == Approx(90));
+  CHECK(t.duration_s == Approx(90));
+  CHECK(t.deadline_unix_s == Approx(1090));
+  // perfgate's environment, the workload's, and the trial's own variables.
+  CHECK(t.launch.env.at("PATH") == "/usr/bin");
+  CHECK(t.launch.env.at("MY_BUCKET") == "b50");
+  CHECK(t.launch.env.at("PERFGATE_PARAM_BUCKET_MB") == "50");
+  CHECK(t.launch.env.at("PERFGATE_PARAMS") == R"({"bucket_mb":50})");
+  CHECK(t.launch.env.at("PERFGATE_METRICS") == t.metrics_path);
+  CHECK(t.launch.env.at("PERFGATE_TRIAL_DIR") == t.trial_dir);
+  CHECK(t.launch.env.at("PERFGATE_RUN_ID") == "42");
+  CHECK(t.launch.env.at("PERFGATE_REPEAT") == "0");
+  CHECK(t.launch.env.at("PERFGATE_WORKLOAD") == "train-job");
+  CHECK(t.launch.env.at("PERFGATE_DEADLINE") == "1090.000");
+  CHECK(t.launch.env.at("PERFGATE_DURATION_S") == "90");
+  // No sampler asked for and not a soak: no host probe.
+  CHECK(t.samplers.empty());
+}
+
+TEST_CASE("trial spec: a soak's duration is the timeout and the host probe is on", "[runner]") {
+  auto b = build(R"(
+suite: soak
+workloads:
+  - name: w
+    command: [./w, --seconds, "{duration_s}", --until, "{deadline}"]
+    samplers: [proc]
+)");
+  auto ctx = context(true);
+  ctx.soak_duration_s = 3600;
+  auto t = runner::build_trial_spec(b.suite, b.plan, 0, ctx);
+  CHECK(t.duration_s == Approx(3600));
+  CHECK(t.launch.timeout_s == Approx(3600));
+  CHECK(t.launch.argv == std::vector<std::string>{"./w", "--seconds", "3600", "--until", "4600"});
+  REQUIRE(t.samplers.size() == 2);
+  CHECK(t.samplers[0].kind == "proc");
+  CHECK(t.samplers[1].kind == "host");
+  // A soak that turns the probe off gets none.
+  auto off = build(R"(
+suite: soak
+workloads:
+  - name: w
+    command: [./w]
+    host_probe: off
+)");
+  CHECK(runner::build_trial_spec(off.suite, off.plan, 0, ctx).samplers.empty());
+}
+
+TEST_CASE("trial spec: gbench without a file asks the binary for JSON in the trial folder", "[runner]") {
+  auto b = build(R"(
+suite: g
+workloads:
+  - name: bench
+    command: [./bench_copy, --benchmark_repetitions=3]
+    metrics: {parser: gbench}
+  - name: sh
+    shell: true
+    command: ["./bench_copy --benchmark_filter=BM_copy"]
+    metrics: {parser: gbench}
+  - name: log
+    command: [./train]
+    cwd: jobs
+    metrics: {parser: megatron, file: "logs/{repeat}.log"}
+)");
+  auto ctx = context();
+  auto bench = spec_of(b, "bench", ctx);
+  CHECK(bench.metrics.file == bench.trial_dir + "/gbench.json");
+  CHECK(bench.launch.argv == std::vector<std::string>{"./bench_copy", "--benchmark_repetitions=3",
+                                                      "--benchmark_out=" + bench.metrics.file,
+                                                      "--benchmark_out_format=json"});
+  auto sh = spec_of(b, "sh", ctx);
+  CHECK(sh.launch.shell);
+  REQUIRE(sh.launch.argv.size() == 1);
+  CHECK(sh.launch.argv[0] == "./bench_copy --benchmark_filter=BM_copy '--benchmark_out=" + sh.metrics.file +
+                                 "' --benchmark_out_format=json");
+  // A log file with placeholders, relative to the workload's folder.
+  auto log = spec_of(b, "log", ctx);
+  CHECK(log.metrics.file == "/suites/jobs/logs/0.log");
+  CHECK(log.launch.cwd == "/suites/jobs");
+  CHECK(log.launch.argv == std::vector<std::string>{"./train"});
+}
+
+TEST_CASE("trial spec: every trial of the plan gets its own folder, in plan order", "[runner]") {
+  auto b = build(R"(
+suite: s
+defaults: {repeats: 3}
+workloads:
+  - name: w
+    command: [./w, "{x}"]
+    matrix: {x: [1, 2]}
+)");
+  std::vector<std::string> dirs;
+  for (std::size_t i = 0; i < b.plan.trials.size(); ++i) {
+    auto t = runner::build_trial_spec(b.suite, b.plan, i, context());
+    CHECK(t.seq == b.plan.trials[i].seq);
+    CHECK(t.case_index == b.plan.trials[i].case_index);
+    dirs.push_back(t.trial_dir);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  CHECK(std::unique(dirs.begin(), dirs.end()) == dirs.end());
+  CHECK(dirs.size() == 6);
+  CHECK(runner::safe_path_name("a b/c:d") == "a_b_c_d");
+  CHECK(runner::safe_path_name(std::string(100, 'x')).size() == 60);
+}
