@@ -73,8 +73,14 @@ class SimEffects(SimTestCase):
         graph_off = config_by(show, graph_mode="graph", fusion="off")
         eager_on = config_by(show, graph_mode="eager", fusion="on")
         self.assertFasterInMostPairs(graph_off, eager_off)
-        # Fusion saves 12-30 % of an eager step here (docs/perfgate-sim.md); assert 5 %.
-        self.assertFasterInMostPairs(eager_on, eager_off, min_change=0.05)
+        # Fusion saves 12-30 % of an eager step here (docs/perfgate-sim.md). Judged on the
+        # trial's CPU time: with a busy loop per core, three runnable tasks share two cores and
+        # whichever trial lands beside a busy loop takes twice the wall time for the same work
+        # (eager per-step medians of 19.4-21.0 or 37.9-38.2 ms in one series of 8, fused 12.2-13.0
+        # or 25.1 ms), so five trials a side could show fusion 3.4 % ahead once in ten rounds.
+        # CPU time does not follow the share: 0.50 vs 0.31 s over 25 steps, every time, quiet
+        # or with the two loops. Assert 10 % on it.
+        self.assertFasterInMostPairs(eager_on, eager_off, name="cpu_time_s", min_change=0.10)
         # Graph mode compiles on its first step.
         self.assertGreater(graph_off["first_step_ms"], 2 * metric(graph_off, "step_time_ms")["median"])
         self.assertGreater(metric(graph_off, "compile_ms")["median"], 0)
