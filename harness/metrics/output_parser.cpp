@@ -49,17 +49,20 @@ void OutputParser::bad(LineSource src, long long line_no, std::string reason, st
   m_malformed.add(src, line_no, std::move(reason), text);
 }
 
+std::vector<std::string> primary_preference(std::string_view parser) {
+  if (parser == "gbench") return {};
+  if (parser == "ais_bench") return {"npu_compute_time_ms"};
+  return {"throughput", "step_time_ms"};
+}
+
 std::string default_primary(std::string_view parser, const std::vector<std::string>& reported) {
   auto has = [&](std::string_view name) { return std::find(reported.begin(), reported.end(), name) != reported.end(); };
   if (parser == "gbench") {
     for (const auto& m : reported)
       if (m.find(".real_time_") != std::string::npos) return m;
-  } else if (parser == "ais_bench") {
-    if (has("npu_compute_time_ms")) return "npu_compute_time_ms";
-  } else {
-    for (std::string_view name : {"throughput", "step_time_ms"})
-      if (has(name)) return std::string(name);
   }
+  for (const auto& name : primary_preference(parser))
+    if (has(name)) return name;
   return reported.empty() ? std::string() : reported.front();
 }
 

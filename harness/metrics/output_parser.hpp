@@ -72,6 +72,11 @@ class OutputParser {
 // facts left out; "" when it is empty.
 std::string default_primary(std::string_view parser, const std::vector<std::string>& reported);
 
+// The names default_primary prefers for a parser, most preferred first,
+// for use while a trial runs and the reported set is still growing (empty
+// for gbench, whose names come from the benchmarks: the first one counts).
+std::vector<std::string> primary_preference(std::string_view parser);
+
 std::optional<double> parse_number(std::string_view text);
 // Drops leading "[...]" groups ("[INFO]", a time stamp, "[rank0]:", each
 // optionally followed by ':') and the blanks around them.

@@ -217,9 +217,13 @@ void TrialCollector::on_new_metric(int id, std::string_view name) {
   if (static_cast<std::size_t>(id) >= m_series.size()) m_series.resize(static_cast<std::size_t>(id) + 1);
   auto& s = m_series[static_cast<std::size_t>(id)];
   s.info = model::MetricInfo::inferred(name);
-  if (name == m_primary_name) {
-    if (m_primary_id != id) m_window_values.clear();
-    m_primary_id = id;
+  if (auto it = std::find(m_primary_names.begin(), m_primary_names.end(), name); it != m_primary_names.end()) {
+    const auto rank = static_cast<std::size_t>(it - m_primary_names.begin());
+    if (rank < m_primary_rank) {
+      if (m_primary_id != id) m_window_values.clear();
+      m_primary_id = id;
+      m_primary_rank = rank;
+    }
   }
   if (name == "throughput") m_throughput_id = id;
   if (name == k_auto_lead) m_lead_id = id;

@@ -48,8 +48,11 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   Status attach_output_parser(const model::MetricsSpec& spec, bool written_during_trial = true);
 
   // The metric soak progress lines follow: the suite's `primary` when it
-  // names one; else step_time_ms, else the first metric reported.
-  void set_primary(std::string name) { m_primary_name = std::move(name); }
+  // names one, else the parser's preference (metrics::primary_preference:
+  // throughput, else step_time_ms), else the first metric reported. The
+  // most preferred name reported so far wins, as the stored primary would.
+  void set_primary(std::string name) { m_primary_names = {std::move(name)}; }
+  void set_primary_preference(std::vector<std::string> names) { m_primary_names = std::move(names); }
 
   // Soak: end the trial as a hang when no step record arrives for this long.
   void set_hang_after(double seconds) { m_hang_after_s = seconds; }
@@ -172,7 +175,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
 
   store::Store& m_store;
   model::Warmup m_warmup;
-  std::string m_primary_name = "step_time_ms";
+  std::vector<std::string> m_primary_names = {"step_time_ms"};
+  std::size_t m_primary_rank = static_cast<std::size_t>(-1);  // of the followed series in m_primary_names
   metrics::MetricRegistry m_registry;  // shared by the protocol parser and the output parser
   metrics::ProtocolParser m_parser;
   TailedFile m_metrics_file;

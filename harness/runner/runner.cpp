@@ -129,6 +129,7 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     std::string subst_error = ts.error;
     TrialCollector collector(st, trial.id, ts.metrics_path, w.warmup);
     if (!w.metrics.primary.empty()) collector.set_primary(w.metrics.primary);
+    else collector.set_primary_preference(metrics::primary_preference(w.metrics.parser));
     // A log preset, gbench or regex reads the workload's own output.
     std::string parser_error;
     if (ts.metrics.parser != "jsonl" && subst_error.empty())

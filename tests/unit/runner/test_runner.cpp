@@ -681,3 +681,30 @@ TEST_CASE("a log file named by the suite is read from where this trial starts wr
   REQUIRE(find(t, "throughput"));
   CHECK(find(t, "throughput")->median == Approx(160.0));
 }
+
+TEST_CASE("soak progress follows the parser's preferred primary, not the first metric", "[runner]") {
+  InterruptGuard guard;
+  Harness h;
+  auto s = suite_of({workload("train", 1)});
+  std::vector<std::string> followed;
+  h.opts.soak.enabled = true;
+  h.opts.soak.window_s = 1;
+  h.opts.soak.on_progress = [&](const std::string&, double, const runner::TrialProgress& p) { followed.push_back(p.primary); };
+  h.launcher.script = [](const exec::LaunchSpec&, int) {
+    test::Script sc;
+    // The loss arrives first, step time next, throughput from step 10 on: the
+    // protocol's primary is throughput once reported, step time until then.
+    for (int i = 0; i < 20; ++i) {
+      std::string line = fmt::format(R"({{"step": {}, "loss": {}, "step_time_ms": 10)", i, 2.0 - 0.01 * i);
+      if (i >= 10) line += R"(, "throughput": 100)";
+      sc.metrics_lines.push_back(line + "}");
+    }
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  CHECK(out.trials_ok == 1);
+  REQUIRE(followed.size() >= 3);
+  CHECK(followed.front() == "step_time_ms");
+  CHECK(followed.back() == "throughput");
+  CHECK(std::find(followed.begin(), followed.end(), "loss") == followed.end());
+}
