@@ -1,0 +1,196 @@
+#include "harness/runner/slots.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "harness/util/strings.hpp"
+
+namespace perfgate::runner {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int> to_int(std::string_view s) {
+  s = util::trim(s);
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+std::string join_ids(const std::vector<int>& ids) {
+  std::string out;
+  for (int id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<int>> parse_device_list(std::string_view text) {
+  std::vector<int> out;
+  if (util::trim(text).empty()) return Error::input("an empty device list");
+  for (const std::string& part_text : util::split(text, ',')) {
+    std::string_view part = part_text;
+    auto dash = part.find('-');
+    std::optional<int> lo, hi;
+    if (dash == std::string_view::npos) lo = hi = to_int(part);
+    else {
+      lo = to_int(part.substr(0, dash));
+      hi = to_int(part.substr(dash + 1));
+    }
+    if (!lo || !hi || *lo > *hi)
+      return Error::input(fmt::format("device list '{}': '{}' is not a device id or a range like 0-7", text,
+                                      util::trim(part)));
+    for (int d = *lo; d <= *hi; ++d) out.push_back(d);
+  }
+  std::vector<int> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
+    return Error::input(fmt::format("device list '{}' names device {} twice", text, *dup));
+  return sorted;
+}
+
+std::string device_env_name(const model::SlotsSpec& spec) {
+  if (!spec.env.empty()) return spec.env;
+  if (spec.kind == "npu") return "ASCEND_RT_VISIBLE_DEVICES";
+  if (spec.kind == "cuda" || spec.kind == "gpu") return "CUDA_VISIBLE_DEVICES";
+  return "";
+}
+
+Expected<std::vector<model::Slot>> make_slots(const model::SlotsSpec& spec) {
+  std::vector<model::Slot> slots;
+  const std::string env = device_env_name(spec);
+  if (spec.kind != "cpu" && env.empty())
+    return Error::input(fmt::format("slots of kind '{}': perfgate knows npu, cuda and cpu; name the variable that "
+                                    "takes the device list with env:", spec.kind));
+  if (spec.per_trial < 1) return Error::input(fmt::format("slots: per_trial must be at least 1, not {}", spec.per_trial));
+  if (spec.devices.empty()) {
+    slots.push_back(model::Slot{0, spec.kind, {}, env});
+    return slots;
+  }
+  const std::size_t per = static_cast<std::size_t>(spec.per_trial);
+  if (spec.devices.size() % per != 0)
+    return Error::input(fmt::format("slots: {} {} device(s) do not divide into groups of per_trial {} ({} left over)",
+                                    spec.devices.size(), spec.kind, per, spec.devices.size() % per));
+  for (std::size_t i = 0; i < spec.devices.size(); i += per) {
+    model::Slot s;
+    s.index = static_cast<int>(slots.size());
+    s.kind = spec.kind;
+    s.devices.assign(spec.devices.begin() + static_cast<std::ptrdiff_t>(i),
+                     spec.devices.begin() + static_cast<std::ptrdiff_t>(i + per));
+    s.env = env;
+    slots.push_back(std::move(s));
+  }
+  return slots;
+}
+
+std::map<std::string, std::string> slot_environment(const model::Slot& slot) {
+  std::map<std::string, std::string> env;
+  env["PERFGATE_SLOT"] = std::to_string(slot.index);
+  env["PERFGATE_SLOT_DEVICES"] = join_ids(slot.devices);
+  if (!slot.env.empty() && !slot.devices.empty()) env[slot.env] = join_ids(slot.devices);
+  return env;
+}
+
+std::size_t pick_trial(const model::Plan& plan, const std::vector<std::size_t>& pending,
+                       const std::map<std::size_t, int>& runs_on_slot) {
+  std::size_t best = 0;
+  int best_runs = -1;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const std::size_t case_index = plan.trials.at(pending[i]).case_index;
+    auto it = runs_on_slot.find(case_index);
+    const int runs = it == runs_on_slot.end() ? 0 : it->second;
+    if (best_runs < 0 || runs < best_runs) {
+      best = i;
+      best_runs = runs;
+      if (runs == 0) break;  // nothing beats a configuration new to this slot; plan order breaks ties
+    }
+  }
+  return best;
+}
+
+DeviceLock::DeviceLock(DeviceLock&& other) noexcept : m_fds(std::move(other.m_fds)) { other.m_fds.clear(); }
+
+DeviceLock& DeviceLock::operator=(DeviceLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    m_fds = std::move(other.m_fds);
+    other.m_fds.clear();
+  }
+  return *this;
+}
+
+DeviceLock::~DeviceLock() { release(); }
+
+void DeviceLock::release() {
+  for (int fd : m_fds) ::close(fd);  // closing the descriptor drops its flock
+  m_fds.clear();
+}
+
+namespace {
+
+Expected<DeviceLock> lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
+                                  const std::function<void(int, const std::string&)>& on_wait,
+                                  std::vector<int>& fds) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error::harness(fmt::format("cannot create the device lock folder {}: {}", dir, ec.message()));
+  std::vector<int> ids = slot.devices;
+  std::sort(ids.begin(), ids.end());
+  auto fail = [&](Error e) -> Expected<DeviceLock> {
+    for (int fd : fds) ::close(fd);
+    fds.clear();
+    return e;
+  };
+  for (int id : ids) {
+    const std::string path = (fs::path(dir) / fmt::format("{}-{}.lock", slot.kind, id)).string();
+    // Readable and writable by every user of the node: the lock is shared
+    // by every perfgate there, whoever started it.
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return fail(Error::harness(fmt::format("cannot open the lock file {}: {}", path, std::strerror(errno))));
+    fds.push_back(fd);
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) continue;
+    if (errno != EWOULDBLOCK)
+      return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
+    if (!wait) return fail(Error::harness(fmt::format("{} {} is held by another process ({})", slot.kind, id, path)));
+    if (on_wait) on_wait(id, path);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;  // a signal; Ctrl-C is seen by the caller once the wait ends
+      return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
+    }
+  }
+  return Expected<DeviceLock>(DeviceLock{});
+}
+
+}  // namespace
+
+Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Slot& slot,
+                                         const std::function<void(int, const std::string&)>& on_wait) {
+  std::vector<int> fds;
+  auto r = lock_devices(dir, slot, true, on_wait, fds);
+  if (!r) return r;
+  DeviceLock lock;
+  lock.m_fds = std::move(fds);
+  return lock;
+}
+
+Expected<DeviceLock> DeviceLock::try_acquire(const std::string& dir, const model::Slot& slot) {
+  std::vector<int> fds;
+  auto r = lock_devices(dir, slot, false, {}, fds);
+  if (!r) return r;
+  DeviceLock lock;
+  lock.m_fds = std::move(fds);
+  return lock;
+}
+
+}  // namespace perfgate::runner
