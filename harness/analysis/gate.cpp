@@ -338,18 +338,22 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       add(within_all, t.spread.within_var, t.spread.within_df);
     }
   }
-  auto priors_of = [](const std::map<std::string, Family>& by_metric, const Family& all) {
+  using PriorFn = stats::VariancePrior (*)(std::span<const double>, std::span<const double>);
+  auto priors_of = [](const std::map<std::string, Family>& by_metric, const Family& all, PriorFn fit) {
     std::map<std::string, stats::VariancePrior> priors;
-    const stats::VariancePrior gate_prior = stats::squeeze_prior(all.var, all.df);
+    const stats::VariancePrior gate_prior = fit(all.var, all.df);
     priors[""] = gate_prior;
     for (const auto& [name, f] : by_metric) {
-      auto p = stats::squeeze_prior(f.var, f.df);
+      auto p = fit(f.var, f.df);
       priors[name] = p.df > 0 ? p : gate_prior;
     }
     return priors;
   };
-  const auto priors = priors_of(between_by_metric, between_all);
-  const auto within_priors = priors_of(within_by_metric, within_all);
+  const auto priors = priors_of(between_by_metric, between_all, &stats::squeeze_prior);
+  // The trial noise is pooled only across comparisons that share one level
+  // of it: a gate mixes benchmarks of 1 % and 50 % CV, and each comparison's
+  // own estimate already rests on tens of trials.
+  const auto within_priors = priors_of(within_by_metric, within_all, &stats::pooled_if_homogeneous);
   const stats::VariancePrior gate_prior = priors.at("");
   std::vector<stats::TwoLevel> levels(tested.size());
   for (std::size_t k = 0; k < tested.size(); ++k) {

@@ -364,7 +364,11 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   rec.env_json = recorded_env_json(suite);
   auto run_id = st.begin_run(rec);
   if (!run_id) return run_id.error();
-  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / std::to_string(*run_id));
+  // Under the database's id: two databases sharing an artifacts folder keep
+  // apart, though their run numbers coincide.
+  auto store_id = st.store_id();
+  if (!store_id) return store_id.error();
+  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / *store_id / std::to_string(*run_id));
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));

@@ -124,6 +124,19 @@ Bartlett bartlett(std::span<const double> var, std::span<const double> df) {
   return b;
 }
 
+VariancePrior pooled_if_homogeneous(std::span<const double> var, std::span<const double> df) {
+  VariancePrior prior;
+  const std::size_t n = std::min(var.size(), df.size());
+  std::size_t usable = 0;
+  for (std::size_t i = 0; i < n; ++i) usable += df[i] > 0 && var[i] > 0 && std::isfinite(var[i]);
+  if (usable < 3) return prior;
+  if (auto b = bartlett(var, df); b.p_value > k_homogeneity_level) {
+    prior.var = b.pooled_var;
+    prior.df = b.pooled_df;
+  }
+  return prior;
+}
+
 VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df) {
   VariancePrior prior;
   std::vector<double> e, half_df;

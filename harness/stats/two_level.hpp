@@ -74,6 +74,12 @@ Bartlett bartlett(std::span<const double> var, std::span<const double> df);
 // left give no prior.
 VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df);
 
+// The pooled variance of the family as a prior, only when Bartlett's test
+// at 1 % takes them for one variance; else no prior (df 0). For the trial
+// noise inside runs, where each comparison's own estimate has tens of
+// degrees of freedom and a gate mixes a 1 %-CV benchmark with a 50 % one.
+VariancePrior pooled_if_homogeneous(std::span<const double> var, std::span<const double> df);
+
 // The x with trigamma(x) = y, by Newton's method as limma's trigammaInverse.
 double trigamma_inverse(double y);
 

@@ -150,6 +150,16 @@ CREATE TABLE run_configs(
   PRIMARY KEY(run_id, config_id)
 );
 )sql",
+    // v4: the database's own identity, so that two databases whose runs
+    // share an artifacts folder (two files in one directory, many machines
+    // writing one server) never write into each other's run folders.
+    R"sql(
+CREATE TABLE store_info(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+INSERT INTO store_info(key, value) VALUES('id', lower(hex(randomblob(6))));
+)sql",
 };
 
 int user_version(sqlite3* db) {

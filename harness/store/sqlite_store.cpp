@@ -71,6 +71,7 @@ class SqliteStore final : public Store {
 
   Status init();
 
+  Expected<std::string> store_id() override;
   Expected<long long> begin_run(const RunRecord& r) override;
   Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) override;
   Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) override;
@@ -263,6 +264,13 @@ Status SqliteStore::finish_run(long long run_id, model::RunStatus status, double
     if (int rc = t.step(); rc != SQLITE_DONE) return fail(rc, "closing the run's trials");
     return Ok{};
   });
+}
+
+Expected<std::string> SqliteStore::store_id() {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "SELECT value FROM store_info WHERE key = 'id'");
+  if (int rc = s.step(); rc != SQLITE_ROW) return fail(rc, "reading the database's id");
+  return s.text(0);
 }
 
 Expected<long long> SqliteStore::config_id(const std::string& workload, const std::string& params_json) {

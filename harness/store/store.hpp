@@ -104,6 +104,9 @@ class Store {
  public:
   virtual ~Store() = default;
 
+  // The database's identity (12 hex digits, made when it was created or
+  // upgraded): run folders are kept under it.
+  virtual Expected<std::string> store_id() = 0;
   virtual Expected<long long> begin_run(const RunRecord& run) = 0;
   virtual Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) = 0;
   // Each configuration's primary metric in this run (config id, metric).

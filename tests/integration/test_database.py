@@ -1,9 +1,11 @@
 """The results database: locking, foreign files, schema versions."""
 
 import hashlib
+import json
 import sqlite3
 import time
 import unittest
+from pathlib import Path
 
 from support import EXIT_HARNESS, EXIT_INPUT, HERE, PerfgateTestCase
 
@@ -201,6 +203,34 @@ workloads:
             show = self.show_json(str(x["id"]))
             self.assertTrue(all(t["status"] == "ok" and t["steps"] == 20 for t in show["trials"]), show["trials"])
         self.assertEqual(self.query("PRAGMA integrity_check")[0][0], "ok")
+
+
+class ArtifactsPerDatabase(PerfgateTestCase):
+    def test_two_databases_in_one_folder_keep_their_logs_apart(self):
+        # Both databases' first run is run 1; their logs sit side by side in one folder.
+        dbs = {name: self.tmp / f"{name}.db" for name in ("ng", "sw")}
+        for name, db in dbs.items():
+            suite = self.write_suite(f"""\
+suite: {name}
+defaults: {{repeats: 1, timeout: 20s}}
+workloads:
+  - name: w
+    command: {self.command("echo_params.py", "25", name)}
+""", f"{name}.yaml")
+            self.assertExit(self.perfgate("run", suite, db=db), 0)
+        dirs = {}
+        for name, db in dbs.items():
+            show = self.show_json("latest", db=db)
+            self.assertEqual(show["run"]["id"], 1)
+            dirs[name] = Path(show["trials"][0]["log_dir"])
+        self.assertNotEqual(dirs["ng"], dirs["sw"])
+        for name, d in dirs.items():
+            # Each run's log folder still holds what its own trial saw.
+            seen = json.loads((d / "seen.json").read_text())
+            self.assertEqual(seen["argv"], ["25", name])
+            self.assertEqual(d.parent.parent.parent, self.tmp / "runs")
+            store_id = self.query("SELECT value FROM store_info WHERE key = 'id'", db=dbs[name])[0][0]
+            self.assertEqual(d.parent, self.tmp / "runs" / store_id / "1")
 
 
 if __name__ == "__main__":

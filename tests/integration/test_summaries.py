@@ -188,9 +188,11 @@ class OldDatabases(PerfgateTestCase):
         self.assertTrue(runs)
         self.assertTrue(all(x["kind"] in ("run", "soak", "import") for x in runs))
         con = sqlite3.connect(old)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 3)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
         cols = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
         self.assertTrue({"steady_class", "steady_start", "compile_steps", "last_step_s"} <= cols)
+        # v4: the database got its own id, which keeps its run folders apart from other databases'.
+        self.assertRegex(con.execute("SELECT value FROM store_info WHERE key = 'id'").fetchone()[0], r"^[0-9a-f]{12}$")
         con.close()
         r = self.perfgate("show", "latest", "--format", "json", db=old)
         self.assertExit(r, EXIT_OK)

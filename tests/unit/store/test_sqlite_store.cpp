@@ -414,6 +414,21 @@ TEST_CASE("resolve_run of a huge number is an input error, not an exception", "[
   CHECK(r.error().kind == ErrorKind::Input);
 }
 
+TEST_CASE("every database has its own id, kept across reopening", "[store]") {
+  test::TempDir tmp("store-id");
+  std::string first;
+  {
+    auto st = open_store(tmp / "a.db");
+    auto id = st->store_id();
+    REQUIRE(id.has_value());
+    CHECK(id->size() == 12);
+    CHECK(id->find_first_not_of("0123456789abcdef") == std::string::npos);
+    first = *id;
+  }
+  CHECK(*open_store(tmp / "a.db")->store_id() == first);
+  CHECK(*open_store(tmp / "b.db")->store_id() != first);
+}
+
 TEST_CASE("reopening a database keeps its data and schema version", "[store]") {
   test::TempDir tmp("store-reopen");
   auto db = tmp / "p.db";
