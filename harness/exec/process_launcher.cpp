@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -102,7 +103,22 @@ class Session {
 
 bool Session::start() {
   std::error_code ec;
-  bp::pipe out_pipe, err_pipe;
+  // Close-on-exec from the start: a process another thread starts meanwhile
+  // (trials side by side on a node's slots) must not inherit this trial's
+  // write ends, or its output would not end when the trial does. The child
+  // gets them as stdout and stderr through dup2, which clears the flag.
+  int out_fds[2], err_fds[2];
+  if (::pipe2(out_fds, O_CLOEXEC) != 0) {
+    m_res.error = fmt::format("cannot create a pipe for the workload's output: {}", std::strerror(errno));
+    return false;
+  }
+  if (::pipe2(err_fds, O_CLOEXEC) != 0) {
+    m_res.error = fmt::format("cannot create a pipe for the workload's output: {}", std::strerror(errno));
+    ::close(out_fds[0]);
+    ::close(out_fds[1]);
+    return false;
+  }
+  bp::pipe out_pipe(out_fds[0], out_fds[1]), err_pipe(err_fds[0], err_fds[1]);
   std::vector<std::string> args;
   boost::filesystem::path exe;
   if (m_spec.shell) {
