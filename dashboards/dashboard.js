@@ -1457,7 +1457,9 @@ function seriesRank(s) {
   const m = str(s.metric).toLowerCase();
   if (m.includes('step_time') || m === 'step_ms') return 0;
   if (m.includes('throughput') || m.includes('samples_per') || m.includes('tokens_per')) return 1;
-  if (s.memory) return 2;
+  // The host probe tells a busy machine from slower code: drawn before the
+  // per-phase timings, which the chart budget may leave out.
+  if (s.memory || m === 'host.probe_ms') return 2;
   return 3;
 }
 

@@ -207,7 +207,9 @@ workloads:
         self.assertIn("step_time_ms: 5 configurations", dom)
         self.assertEqual(len(re.findall(r'class="pg-chart-card"', dom)), 1)
         self.assertNotIn("<i>train", dom)
-        self.assertPageReady(f"#/soak/{soak_id}", "soak", min_charts=2)
+        dom = self.assertPageReady(f"#/soak/{soak_id}", "soak", min_charts=2)
+        # The host probe (on by default in soaks) is drawn beside the workload's series.
+        self.assertIn("host.probe_ms", dom)
 
     def test_screenshots_are_not_blank(self):
         for anchor in ("#/overview", "#/trend/sweep?metric=step_time_ms"):
