@@ -92,6 +92,21 @@ TEST_CASE("a leak is memory growth at its rate, a drift is a drift", "[soak]") {
   CHECK(tm.drift_pct_per_h == Approx(5).epsilon(0.1));
   CHECK(tm.trend_p < 1e-6);
   CHECK(of_kind(fs, "drift").size() == 1);
+  // The same drift for the better (step time falling, throughput rising) is
+  // measured but is not a finding.
+  std::vector<double> faster, rate;
+  for (std::size_t i = 0; i < step.size(); ++i) {
+    faster.push_back(40 - step[i]);
+    rate.push_back(1000.0 / faster.back());
+  }
+  fs.clear();
+  auto down = analysis::analyse_series("step_time_ms", "ms", t, faster, options(60), fs);
+  CHECK(down.drift_pct_per_h < -4);
+  CHECK(of_kind(fs, "drift").empty());
+  fs.clear();
+  auto up = analysis::analyse_series("throughput", "samples/s", t, rate, options(60), fs);
+  CHECK(up.drift_pct_per_h > 4);
+  CHECK(of_kind(fs, "drift").empty());
 }
 
 TEST_CASE("a staircase is located and sized", "[soak]") {
