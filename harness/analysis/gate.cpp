@@ -339,30 +339,32 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     }
   }
   using PriorFn = stats::VariancePrior (*)(std::span<const double>, std::span<const double>);
-  auto priors_of = [](const std::map<std::string, Family>& by_metric, const Family& all, PriorFn fit) {
-    std::map<std::string, stats::VariancePrior> priors;
-    const stats::VariancePrior gate_prior = fit(all.var, all.df);
-    priors[""] = gate_prior;
-    for (const auto& [name, f] : by_metric) {
-      auto p = fit(f.var, f.df);
-      priors[name] = p.df > 0 ? p : gate_prior;
+  // Per metric, falling back on the whole gate's when the metric's own family gives none.
+  struct Priors {
+    stats::VariancePrior gate;
+    std::map<std::string, stats::VariancePrior> by_metric;
+    stats::VariancePrior of(const std::string& metric) const {
+      auto it = by_metric.find(metric);
+      return it != by_metric.end() && it->second.df > 0 ? it->second : gate;
     }
-    return priors;
   };
-  const auto priors = priors_of(between_by_metric, between_all, &stats::squeeze_prior);
+  auto priors_of = [](const std::map<std::string, Family>& by_metric, const Family& all, PriorFn fit) {
+    Priors p{fit(all.var, all.df), {}};
+    for (const auto& [name, f] : by_metric) p.by_metric[name] = fit(f.var, f.df);
+    return p;
+  };
+  const Priors priors = priors_of(between_by_metric, between_all, &stats::squeeze_prior);
   // The trial noise is pooled only across comparisons that share one level
   // of it: a gate mixes benchmarks of 1 % and 50 % CV, and each comparison's
   // own estimate already rests on tens of trials.
-  const auto within_priors = priors_of(within_by_metric, within_all, &stats::pooled_if_homogeneous);
-  const stats::VariancePrior gate_prior = priors.at("");
+  const Priors within_priors = priors_of(within_by_metric, within_all, &stats::pooled_if_homogeneous);
   std::vector<stats::TwoLevel> levels(tested.size());
   for (std::size_t k = 0; k < tested.size(); ++k) {
     auto& t = tested[k];
     auto& c = out[t.index];
-    auto pit = priors.find(c.metric.name);
-    const stats::VariancePrior prior = pit != priors.end() ? pit->second : gate_prior;
-    if (auto wit = within_priors.find(c.metric.name); wit != within_priors.end() && t.spread.within_df > 0) {
-      const auto& w = wit->second;
+    const stats::VariancePrior prior = priors.of(c.metric.name);
+    if (t.spread.within_df > 0) {
+      const stats::VariancePrior w = within_priors.of(c.metric.name);
       if (w.df > 0 && std::isfinite(w.var)) {
         if (std::isinf(w.df)) t.spread.within_var = w.var;
         else t.spread.within_var = (w.df * w.var + t.spread.within_df * t.spread.within_var) / (w.df + t.spread.within_df);

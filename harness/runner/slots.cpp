@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -20,14 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<int> to_int(std::string_view s) {
-  s = util::trim(s);
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
-
 std::string join_ids(const std::vector<int>& ids) {
   std::string out;
   for (int id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
@@ -42,16 +33,17 @@ Expected<std::vector<int>> parse_device_list(std::string_view text) {
   for (const std::string& part_text : util::split(text, ',')) {
     std::string_view part = part_text;
     auto dash = part.find('-');
-    std::optional<int> lo, hi;
-    if (dash == std::string_view::npos) lo = hi = to_int(part);
+    std::optional<long> lo, hi;
+    if (dash == std::string_view::npos) lo = hi = util::parse_non_negative(part);
     else {
-      lo = to_int(part.substr(0, dash));
-      hi = to_int(part.substr(dash + 1));
+      lo = util::parse_non_negative(part.substr(0, dash));
+      hi = util::parse_non_negative(part.substr(dash + 1));
     }
     if (!lo || !hi || *lo > *hi)
       return Error::input(fmt::format("device list '{}': '{}' is not a device id or a range like 0-7", text,
                                       util::trim(part)));
-    for (int d = *lo; d <= *hi; ++d) out.push_back(d);
+    if (*hi - *lo > 4096) return Error::input(fmt::format("device list '{}': range '{}' is too large", text, util::trim(part)));
+    for (long d = *lo; d <= *hi; ++d) out.push_back(static_cast<int>(d));
   }
   std::vector<int> sorted = out;
   std::sort(sorted.begin(), sorted.end());
@@ -139,15 +131,15 @@ void DeviceLock::release() {
 
 namespace {
 
-Expected<DeviceLock> lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
-                                  const std::function<void(int, const std::string&)>& on_wait,
-                                  std::vector<int>& fds) {
+// Locks every device of the slot into `fds`; on failure closes what it took.
+Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
+                    const std::function<void(int, const std::string&)>& on_wait, std::vector<int>& fds) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error::harness(fmt::format("cannot create the device lock folder {}: {}", dir, ec.message()));
   std::vector<int> ids = slot.devices;
   std::sort(ids.begin(), ids.end());
-  auto fail = [&](Error e) -> Expected<DeviceLock> {
+  auto fail = [&](Error e) -> Status {
     for (int fd : fds) ::close(fd);
     fds.clear();
     return e;
@@ -169,7 +161,7 @@ Expected<DeviceLock> lock_devices(const std::string& dir, const model::Slot& slo
       return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
     }
   }
-  return Expected<DeviceLock>(DeviceLock{});
+  return Ok{};
 }
 
 }  // namespace
@@ -177,8 +169,7 @@ Expected<DeviceLock> lock_devices(const std::string& dir, const model::Slot& slo
 Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Slot& slot,
                                          const std::function<void(int, const std::string&)>& on_wait) {
   std::vector<int> fds;
-  auto r = lock_devices(dir, slot, true, on_wait, fds);
-  if (!r) return r;
+  if (auto s = lock_devices(dir, slot, true, on_wait, fds); !s) return s.error();
   DeviceLock lock;
   lock.m_fds = std::move(fds);
   return lock;
@@ -186,8 +177,7 @@ Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Sl
 
 Expected<DeviceLock> DeviceLock::try_acquire(const std::string& dir, const model::Slot& slot) {
   std::vector<int> fds;
-  auto r = lock_devices(dir, slot, false, {}, fds);
-  if (!r) return r;
+  if (auto s = lock_devices(dir, slot, false, {}, fds); !s) return s.error();
   DeviceLock lock;
   lock.m_fds = std::move(fds);
   return lock;

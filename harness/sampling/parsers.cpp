@@ -85,14 +85,6 @@ std::optional<double> to_number_with_unit(std::string_view s) {
   return v;
 }
 
-std::optional<long> to_index(std::string_view s) {
-  s = util::trim(s);
-  long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
-  return v;
-}
-
 // ------------------------------------------------------- npu-smi info table ---
 
 // A word of a header cell and the column it starts at, relative to the cell.
@@ -400,8 +392,8 @@ std::vector<Reading> parse_npu_smi_info(std::string_view text) {
     auto chip_row = row_values(*cells, layout2);
 
     Chip chip;
-    if (auto id = find_value(*npu_row, "npu")) chip.npu_id = to_index(*id);
-    if (auto id = find_value(chip_row, "chip")) chip.chip_id = to_index(*id);
+    if (auto id = find_value(*npu_row, "npu")) chip.npu_id = util::parse_non_negative(*id);
+    if (auto id = find_value(chip_row, "chip")) chip.chip_id = util::parse_non_negative(*id);
     auto number = [](const RowValues& row, std::string_view prefix) -> std::optional<double> {
       auto v = find_value(row, prefix);
       return v ? to_number(*v) : std::nullopt;
@@ -438,14 +430,14 @@ std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id) 
   long chip_count = 1;
   for (const auto& b : blocks)
     for (const auto& kv : b)
-      if (kv.key == "chip count") chip_count = to_index(kv.value).value_or(1);
+      if (kv.key == "chip count") chip_count = util::parse_non_negative(kv.value).value_or(1);
 
   std::vector<Reading> out;
   std::set<std::string> seen;
   for (const auto& block : blocks) {
     std::optional<long> chip_id;
     for (const auto& kv : block)
-      if (kv.key == "chip id") chip_id = to_index(kv.value);
+      if (kv.key == "chip id") chip_id = util::parse_non_negative(kv.value);
     std::string device = chip_count > 1 && chip_id ? fmt::format("{}_{}", npu_id, *chip_id) : std::to_string(npu_id);
     bool other_chip = false;  // after "Chip Name : mcu": the management MCU's keys, not the NPU's
     for (const auto& kv : block) {

@@ -139,18 +139,11 @@ VariancePrior pooled_if_homogeneous(std::span<const double> var, std::span<const
 
 VariancePrior squeeze_prior(std::span<const double> var, std::span<const double> df) {
   VariancePrior prior;
+  // One variance as far as the family can tell: its pooled estimate, as
+  // precise as all its degrees of freedom.
+  if (auto pooled = pooled_if_homogeneous(var, df); pooled.df > 0) return pooled;
   std::vector<double> e, half_df;
   const std::size_t n = std::min(var.size(), df.size());
-  std::size_t usable = 0;
-  for (std::size_t i = 0; i < n; ++i) usable += df[i] > 0 && var[i] > 0 && std::isfinite(var[i]);
-  if (usable < 3) return prior;
-  if (auto b = bartlett(var, df); b.p_value > k_homogeneity_level) {
-    // One variance as far as the family can tell: its pooled estimate, as
-    // precise as all its degrees of freedom.
-    prior.var = b.pooled_var;
-    prior.df = b.pooled_df;
-    return prior;
-  }
   for (std::size_t i = 0; i < n; ++i) {
     if (!(df[i] > 0) || !(var[i] > 0) || !std::isfinite(var[i])) continue;
     const double h = df[i] / 2;

@@ -18,6 +18,14 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
+std::optional<long> parse_non_negative(std::string_view s) {
+  s = trim(s);
+  long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;

@@ -8,6 +8,8 @@
 namespace perfgate::util {
 
 std::string_view trim(std::string_view s);
+// A whole non-negative integer (surrounding white space allowed): an id, an index.
+std::optional<long> parse_non_negative(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);
 // Fields separated by runs of spaces and tabs; no empty fields.
 std::vector<std::string> split_whitespace(std::string_view s);
