@@ -48,7 +48,9 @@ AllReduce::~AllReduce() {
 void AllReduce::grad_ready(int layer) {
   {
     std::lock_guard lock(m_mu);
-    ++m_ready[static_cast<std::size_t>(layer)];
+    // Layer 0 is the last one backward finishes.
+    if (++m_ready[static_cast<std::size_t>(layer)] == m_cfg.ranks && layer == 0)
+      m_backward_done = std::chrono::steady_clock::now();
   }
   m_cv.notify_all();
 }
@@ -56,6 +58,13 @@ void AllReduce::grad_ready(int layer) {
 void AllReduce::wait_done(long long step) {
   std::unique_lock lock(m_mu);
   m_cv.wait(lock, [&] { return m_completed > step; });
+}
+
+std::chrono::steady_clock::time_point AllReduce::backward_done_at() const {
+  // Safe to read after wait_done(step): the next step's value needs this
+  // rank's own grad_ready(0) again.
+  std::lock_guard lock(m_mu);
+  return m_backward_done;
 }
 
 double AllReduce::last_wire_s() const {

@@ -9,6 +9,7 @@
 // Small buckets pay the latency many times; one huge bucket cannot start
 // until backward ends. The best size lies between.
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -33,6 +34,12 @@ class AllReduce {
   int bucket_count() const { return static_cast<int>(m_buckets.size()); }
   // Seconds the wire was busy in the last finished step.
   double last_wire_s() const;
+  // When the last rank finished backward in the step that wait_done last
+  // returned for. The exposed all-reduce is counted from there: the time a
+  // rank waits for a slower peer is straggling, not communication, and on a
+  // loaded host it is a scheduler time slice that would drown the bucket
+  // effect.
+  std::chrono::steady_clock::time_point backward_done_at() const;
 
  private:
   void loop();
@@ -47,6 +54,7 @@ class AllReduce {
   std::vector<int> m_ready;  // ranks done with each layer, current step
   long long m_completed = 0;  // steps fully reduced
   double m_last_wire_s = 0;
+  std::chrono::steady_clock::time_point m_backward_done{};  // all ranks past layer 0, current step
   bool m_stop = false;
   std::thread m_thread;
 };

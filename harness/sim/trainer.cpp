@@ -238,7 +238,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
 
   m_allreduce->wait_done(s);
   auto t_ar = Clock::now();
-  t.allreduce_s = std::chrono::duration<double>(t_ar - t_bwd).count();
+  t.allreduce_s = std::chrono::duration<double>(t_ar - std::max(t_bwd, m_allreduce->backward_done_at())).count();
   t.wire_s = m_allreduce->last_wire_s();
 
   // Optimizer: SGD. Unfused eager launches an unscale and an update per layer;
