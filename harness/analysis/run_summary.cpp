@@ -117,7 +117,68 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
       return rank(a) < rank(b);
     });
   }
+  rs.slow_devices = find_slow_devices(rs);
   return rs;
+}
+
+}  // namespace perfgate::analysis
+
+namespace perfgate::analysis {
+
+std::string SlowDevice::text() const {
+  return fmt::format("{} {}{}: its {} trials were all slower than the same configurations on the other devices "
+                     "(median {:.1f} % worse on each configuration's primary metric); a slow card is a finding, "
+                     "not noise: check it (npu-smi / nvidia-smi health, clocks, temperature) before trusting it",
+                     device_kind, devices, host.empty() ? "" : " on " + host, trials, 100 * median_worse);
+}
+
+std::vector<SlowDevice> find_slow_devices(const RunSummary& rs, double min_worse, int min_trials) {
+  // Where each trial ran, by "host/kind/devices".
+  std::map<long long, std::string> place;
+  std::map<std::string, SlowDevice> devices;
+  for (const auto& t : rs.trials) {
+    if (t.devices.empty()) continue;
+    std::string key = fmt::format("{}/{}/{}", t.host, t.device_kind, util::join_ints(t.devices));
+    place[t.id] = key;
+    auto& d = devices[key];
+    d.host = t.host;
+    d.device_kind = t.device_kind;
+    d.devices = util::join_ints(t.devices);
+  }
+  if (devices.size() < 2) return {};
+  // Per device: how much worse each of its trials was than the median of the
+  // configuration's trials elsewhere (negative: better).
+  std::map<std::string, std::vector<double>> worse;
+  for (const auto& c : rs.configs) {
+    const MetricRow* row = c.primary_metric.empty() ? nullptr : c.find(c.primary_metric);
+    if (!row || row->fact || row->info.better == model::Better::None) continue;
+    for (const auto& tv : row->trials) {
+      auto at = place.find(tv.trial_id);
+      if (at == place.end()) continue;
+      std::vector<double> elsewhere;
+      for (const auto& other : row->trials) {
+        auto o = place.find(other.trial_id);
+        if (o != place.end() && o->second != at->second) elsewhere.push_back(other.value);
+      }
+      if (elsewhere.empty()) continue;
+      const double ref = stats::median(elsewhere);
+      if (!(std::abs(ref) > 0)) continue;
+      const double rel = (tv.value - ref) / std::abs(ref);
+      worse[at->second].push_back(row->info.better == model::Better::Lower ? rel : -rel);
+    }
+  }
+  std::vector<SlowDevice> out;
+  for (auto& [key, w] : worse) {
+    if (static_cast<int>(w.size()) < min_trials) continue;
+    if (!std::all_of(w.begin(), w.end(), [](double x) { return x > 0; })) continue;
+    const double med = stats::median(w);
+    if (med < min_worse) continue;
+    SlowDevice d = devices[key];
+    d.trials = static_cast<int>(w.size());
+    d.median_worse = med;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace perfgate::analysis

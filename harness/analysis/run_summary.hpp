@@ -51,12 +51,33 @@ struct ConfigSummary {
   const MetricRow* find(std::string_view metric) const;
 };
 
+// A device whose trials were slower than the same configurations' trials on
+// the node's other devices, every time: a bad card, not a slow configuration.
+struct SlowDevice {
+  std::string host;
+  std::string device_kind;
+  std::string devices;       // "3" or "2,3"
+  int trials = 0;            // its trials with the primary metric
+  double median_worse = 0;   // median of how much worse each was than its configuration elsewhere (0.12: 12 %)
+  std::string text() const;
+};
+
 struct RunSummary {
   store::RunRecord run;
   std::vector<ConfigSummary> configs;
   std::vector<model::TrialRecord> trials;
   int trials_ok = 0, trials_failed = 0, trials_interrupted = 0;
+  std::vector<SlowDevice> slow_devices;
 };
+
+// Devices of a run on several slots whose trials were all worse, on each
+// configuration's primary metric, than the median of that configuration's
+// trials on the other devices, by a median of at least `min_worse`, over at
+// least `min_trials` trials. "All worse" alone befalls a sound device with
+// probability 2^-k (1/8 at 3 trials, so about one of 8 devices); the margin
+// is what keeps jitter out: at 2 % trial noise a sound device's median of 3
+// lands 5 % worse about once in 10,000.
+std::vector<SlowDevice> find_slow_devices(const RunSummary& rs, double min_worse = 0.05, int min_trials = 3);
 
 RunSummary summarise_run(const store::RunData& data, double ci_level = 0.95);
 

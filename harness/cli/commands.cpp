@@ -18,6 +18,7 @@
 #include "harness/exec/process_launcher.hpp"
 #include "harness/report/run_reporter.hpp"
 #include "harness/runner/runner.hpp"
+#include "harness/runner/slots.hpp"
 #include "harness/store/store.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
@@ -96,6 +97,9 @@ void run_options(CLI::App& sub, State& s) {
   sub.add_option("--profile", s.profiles, "machine profile from configs/profiles (repeatable)");
   sub.add_option("--seed", s.seed, "seed of the trial order (default: fresh, recorded with the run)");
   sub.add_option("--artifacts", s.artifacts_dir, "where logs go (default: next to the database)");
+  sub.add_option("--slots", s.slots,
+                 "the node's device slots, trials side by side: npu:0-7, npu:0-7/2 (2 per trial), cuda:0-3, "
+                 "cpu:0-15/4, or {kind: ..., devices: [...], per_trial: N, env: VAR} (wins over suite and profile)");
   sub.add_flag("--dry-run", s.dry_run, "print the expanded plan in run order and exit");
   sub.add_flag("-q,--quiet", s.quiet, "no per-trial progress lines");
   sub.add_option("--max-failures", s.max_failures,
@@ -127,8 +131,19 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
     if (!o) return fail(o.error());
     lo.overrides.push_back(*o);
   }
+  if (!s.slots.empty()) {
+    auto sl = suite::parse_slots_option(s.slots);
+    if (!sl) return fail(sl.error());
+    lo.slots = *sl;
+  }
   auto suite = suite::load_suite(s.suite_path, lo);
   if (!suite) return fail(suite.error());
+  std::vector<model::Slot> slots;
+  if (suite->slots) {
+    auto made = runner::make_slots(*suite->slots);
+    if (!made) return fail(made.error());  // validated at load; kept for a spec built elsewhere
+    slots = std::move(*made);
+  }
   if (s.seed >= 0) suite->seed = static_cast<std::uint64_t>(s.seed);
   std::vector<suite::CaseFilter> filters;
   for (const auto& o : s.onlys) {
@@ -142,6 +157,11 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   auto plan = suite::make_plan(*suite, std::move(*cases), suite->seed.value_or(suite::fresh_seed()));
   if (s.dry_run) {
     print_plan(*suite, plan, soak);
+    if (slots.size() > 1 || (slots.size() == 1 && !slots[0].devices.empty())) {
+      std::vector<std::string> shown;
+      for (const auto& sl : slots) shown.push_back(fmt::format("{} {}", sl.kind, util::join_ints(sl.devices)));
+      std::cout << fmt::format("slots: {} ({}), trials side by side\n", slots.size(), util::join(shown, "; "));
+    }
     if (soak.enabled)
       std::cout << fmt::format("soak: every trial runs {}, window {}, a hang after {} without a step\n",
                                soak.duration_s > 0 ? util::format_duration(soak.duration_s) : "its workload's timeout",
@@ -164,6 +184,7 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   ro.profiles = s.profiles;
   ro.sets = s.sets;
   ro.soak = soak;
+  ro.slots = slots;
   if (ro.soak.enabled && ro.soak.window_s <= 0) ro.soak.window_s = soak_window_for(soak, *suite);
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);

@@ -48,6 +48,7 @@ struct State {
   std::string underpowered;  // --underpowered: overrides the policy's
   bool no_rerun = false;     // --no-rerun: never launch trials from a gate
   std::string max_failures;  // run --max-failures N|P%
+  std::string slots;         // run/soak --slots npu:0-7[/N] or a YAML mapping
   std::string sweep_axes;    // sweep --axes A,B
   bool strict = false;
   bool force = false;

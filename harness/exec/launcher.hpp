@@ -25,6 +25,9 @@ struct LaunchSpec {
   // about 10 us per process on the host; helpers run every second by
   // samplers (npu-smi) skip it and just kill their group at the end.
   bool track_usage = true;
+  // CPUs the process (and what it starts) may run on, through
+  // sched_setaffinity before exec; empty: wherever perfgate may.
+  std::vector<int> cpus;
 };
 
 // Receives what the process produces while it runs, on the launcher's thread.

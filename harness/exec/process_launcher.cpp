@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -158,10 +159,16 @@ bool Session::start() {
   const pid_t harness_pid = ::getpid();
   m_t0 = now_s();
   const std::string cwd = m_spec.cwd;
+  // Built before fork: the child may only make system calls.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (int c : m_spec.cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &cpus);
+  const bool pin = !m_spec.cpus.empty();
   bp::child child(exe, bp::args(args), env, bp::std_in < bp::null,
                   bp::std_out > out_pipe, bp::std_err > err_pipe, group,
                   // The harness ignores SIGPIPE; an ignored signal survives exec, so restore it.
-                  bp::extend::on_exec_setup([harness_pid, &cwd](auto& exec) {
+                  bp::extend::on_exec_setup([harness_pid, &cwd, &cpus, pin](auto& exec) {
                     // Boost's start_dir ignores a failed chdir; report it as a failed start instead.
                     if (::chdir(cwd.c_str()) != 0) {
                       // Reports to the parent through Boost's error pipe; the child must not go on to exec.
@@ -169,6 +176,10 @@ bool Session::start() {
                       ::_exit(127);
                     }
                     ::signal(SIGPIPE, SIG_DFL);
+                    if (pin && ::sched_setaffinity(0, sizeof cpus, &cpus) != 0) {
+                      exec.set_error(std::error_code(errno, std::system_category()), "sched_setaffinity failed");
+                      ::_exit(127);
+                    }
                     // If perfgate itself is killed (SIGKILL leaves it no chance to
                     // clean up), the workload goes with it instead of running on unobserved.
                     ::prctl(PR_SET_PDEATHSIG, SIGKILL);

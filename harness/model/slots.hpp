@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/model/source_loc.hpp"
+
 namespace perfgate::model {
 
 struct SlotsSpec {
@@ -16,6 +18,7 @@ struct SlotsSpec {
   std::vector<int> devices;  // device ids, or CPU numbers for kind cpu; empty: one slot, no devices
   int per_trial = 1;         // devices (or CPUs) each trial gets
   std::string env;           // the variable for a kind perfgate does not know
+  SourceLoc loc;             // where the suite or profile said it
 };
 
 // One slot: its place among the node's slots and the devices it holds.

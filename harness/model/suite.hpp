@@ -9,15 +9,10 @@
 
 #include "harness/model/metric.hpp"
 #include "harness/model/params.hpp"
+#include "harness/model/slots.hpp"
+#include "harness/model/source_loc.hpp"
 
 namespace perfgate::model {
-
-struct SourceLoc {
-  std::string file;
-  int line = 0;    // 1-based; 0 when unknown (values from the command line)
-  int column = 0;  // 1-based
-  std::string str() const;  // "suites/x.yaml:12:5", or the file alone
-};
 
 struct Warmup {
   // Auto: compile steps and warm-up found per trial (stats/steady_state.hpp).
@@ -60,6 +55,9 @@ struct SamplerSpec {
   std::map<std::string, std::string> metric_names;  // group -> metric
   std::string name;                   // command: a label for messages
   SourceLoc loc;
+  // npu-smi / nvidia-smi: the device ids of the trial's slot, filled in per
+  // trial; the sampler records only those (empty: every device).
+  std::vector<int> devices;
 };
 
 // One axis of a matrix: its values, each a set of parameters (one key for a
@@ -105,6 +103,7 @@ struct Suite {
   std::vector<std::string> profiles;  // applied profile files
   std::optional<std::uint64_t> seed;  // fixed plan seed, if the suite or --seed sets one
   std::string order = "interleaved";  // interleaved | sequential
+  std::optional<SlotsSpec> slots;     // the node's slots (--slots, suite, profiles); none: one slot
   std::vector<Workload> workloads;
 };
 

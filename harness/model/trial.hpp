@@ -45,6 +45,12 @@ struct TrialRecord {
   long long steady_start = 0;
   long long compile_steps = 0;
   double last_step_s = -1;     // when the last step record arrived (seconds since start); -1: none
+  // Where it ran: the host, the node's slot and the devices it held (kind
+  // npu / cuda / cpu / another; no devices: wherever the workload went).
+  std::string host;
+  int slot = -1;
+  std::string device_kind;
+  std::vector<int> devices;
   std::vector<MetricSummary> summaries;
 };
 

@@ -126,7 +126,15 @@ class JsonReporter final : public RunReporter {
                              {"steady_class", t.steady_class},
                              {"steady_start", t.steady_start},
                              {"compile_steps", t.compile_steps},
-                             {"last_step_s", t.last_step_s >= 0 ? json(t.last_step_s) : json(nullptr)}});
+                             {"last_step_s", t.last_step_s >= 0 ? json(t.last_step_s) : json(nullptr)},
+                             {"host", t.host},
+                             {"slot", t.slot >= 0 ? json(t.slot) : json(nullptr)},
+                             {"device_kind", t.device_kind},
+                             {"devices", t.devices}});
+    j["slow_devices"] = json::array();
+    for (const auto& d : rs.slow_devices)
+      j["slow_devices"].push_back({{"host", d.host}, {"device_kind", d.device_kind}, {"devices", d.devices},
+                                   {"trials", d.trials}, {"median_worse", d.median_worse}, {"note", d.text()}});
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 

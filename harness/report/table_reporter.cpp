@@ -96,6 +96,7 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
     for (const auto& f : c.failures) p.failures.push_back(fmt::format("{} {}: {}", c.workload, c.label, f));
     for (const auto& n : c.notes) p.notes.push_back(fmt::format("{} {}: {}", c.workload, c.label, n));
   }
+  for (const auto& d : rs.slow_devices) p.notes.push_back(d.text());
   for (const auto& t : rs.trials)
     if (!t.notes.empty()) p.notes.push_back(fmt::format("trial {} (seq {}): {}", t.id, t.seq + 1, t.notes));
   return p;

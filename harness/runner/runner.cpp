@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <ostream>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "harness/exec/capture.hpp"
 #include "harness/metrics/output_parser.hpp"
 #include "harness/runner/collector.hpp"
+#include "harness/runner/executor.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/runner/trial_spec.hpp"
 #include "harness/sampling/sampler.hpp"
@@ -66,63 +68,84 @@ std::string headline(const model::TrialRecord& t, const std::string& primary) {
   return "";
 }
 
-struct Executed {
+// How the trials of a run ended: Ctrl-C, or what made the run stop early
+// (the results database, a device lock file).
+struct TrialsEnd {
   bool interrupted = false;
-  Status store_failure = Ok{};
+  Status failure = Ok{};
+  std::string what_failed;  // "the results database failed"
 };
 
+// What the trials of one run share while an executor runs them, perhaps
+// several at once: counts, messages and the store's first failure.
+struct TrialShared {
+  std::mutex mu;  // guards everything below and the progress stream
+  std::vector<bool> primary_recorded;
+  Status store_failure = Ok{};
+  int finished = 0;
+};
+
+// Where a trial ran, for its progress line: "" for no slot, " on npu 3".
+std::string slot_label(const model::Slot& slot) {
+  if (slot.devices.empty()) return "";
+  return fmt::format(" on {} {}", slot.kind, util::join_ints(slot.devices));
+}
+
 // Runs the plan's trials into an existing run, counting into `out`.
-Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& plan, store::Store& st,
-                                  exec::Launcher& launcher, const RunOptions& opts, long long run_id_value,
+Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                                  exec::Launcher& launcher, const RunOptions& opts, long long run_id,
                                   const fs::path& run_dir, RunOutcome& out) {
-  auto say = [&](const std::string& line) {
-    if (opts.progress) *opts.progress << line << std::endl;
-  };
   std::vector<long long> config_ids(plan.cases.size(), 0);
-  std::vector<bool> primary_recorded(plan.cases.size(), false);
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto id = st.config_id(plan.cases[i].workload, plan.cases[i].params_json);
     if (!id) return id.error();
     config_ids[i] = *id;
   }
+  TrialShared shared;
+  shared.primary_recorded.assign(plan.cases.size(), false);
+  auto say = [&](const std::string& line) {  // call with shared.mu held
+    if (opts.progress) *opts.progress << line << std::endl;
+  };
   const bool soak = opts.soak.enabled;
-  TrialContext ctx;
-  ctx.run_id = run_id_value;
-  ctx.run_dir = run_dir.string();
-  ctx.soak = soak;
-  ctx.soak_duration_s = opts.soak.duration_s;
-  ctx.base_env = util::current_environment();
-  Executed ex;
-  bool& interrupted = ex.interrupted;
-  Status& store_failure = ex.store_failure;
-  const long long* run_id = &run_id_value;
-  std::error_code ec;
+  const auto base_env = util::current_environment();
+  const std::string host = hostname();
 
-  for (const auto& pt : plan.trials) {
-    if (util::interrupt_count() > 0) {
-      interrupted = true;
-      break;
-    }
+  auto run_trial = [&](std::size_t index, const model::Slot& slot) -> TrialEnd {
+    const model::PlannedTrial& pt = plan.trials[index];
     const model::Case& c = plan.cases[pt.case_index];
     const model::Workload& w = suite.workloads[c.workload_index];
+    TrialContext ctx;
+    ctx.run_id = run_id;
+    ctx.run_dir = run_dir.string();
+    ctx.soak = soak;
+    ctx.soak_duration_s = opts.soak.duration_s;
+    ctx.base_env = base_env;
+    ctx.slot = slot;
     ctx.started_at_unix_s = util::unix_now_s();
-    const TrialSpec ts = build_trial_spec(suite, plan, static_cast<std::size_t>(&pt - plan.trials.data()), ctx);
+    const TrialSpec ts = build_trial_spec(suite, plan, index, ctx);
     const double duration_s = ts.duration_s;
+    std::error_code ec;
     fs::create_directories(ts.trial_dir, ec);
     { std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
 
     model::TrialRecord trial;
-    trial.run_id = *run_id;
+    trial.run_id = run_id;
     trial.config_id = config_ids[pt.case_index];
     trial.repeat = pt.repeat;
     trial.seq = pt.seq;
     trial.started_at = ctx.started_at_unix_s;
     trial.log_dir = ts.trial_dir;
+    trial.host = host;
+    trial.slot = slot.devices.empty() && opts.slots.size() <= 1 ? -1 : slot.index;
+    trial.device_kind = slot.devices.empty() ? "" : slot.kind;
+    trial.devices = slot.devices;
+    auto store_failed = [&](Status s) {
+      std::lock_guard lock(shared.mu);
+      if (shared.store_failure) shared.store_failure = std::move(s);
+      return TrialEnd::StoreFailed;
+    };
     auto trial_id = st.begin_trial(trial);
-    if (!trial_id) {
-      store_failure = trial_id.error();
-      break;
-    }
+    if (!trial_id) return store_failed(trial_id.error());
     trial.id = *trial_id;
 
     const exec::LaunchSpec& spec = ts.launch;
@@ -137,8 +160,9 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
     if (soak) {
       collector.set_hang_after(opts.soak.hang_after_s);
       if (opts.soak.on_progress) {
-        std::string label = c.label;
+        std::string label = c.label + slot_label(slot);
         collector.set_progress(opts.soak.window_s, [&, label](const TrialCollector::Progress& p) {
+          std::lock_guard lock(shared.mu);
           opts.soak.on_progress(label, duration_s, p);
         });
       }
@@ -236,41 +260,65 @@ Expected<Executed> execute_trials(const model::Suite& suite, const model::Plan& 
       auto msg = fmt::format("{}: workload {}: metrics.primary '{}' names no metric it reported{}",
                              (w.metrics.loc.line > 0 ? w.metrics.loc : w.loc).str(), w.name, primary,
                              util::did_you_mean(primary, res.measured));
-      if (std::find(out.suite_errors.begin(), out.suite_errors.end(), msg) == out.suite_errors.end())
-        out.suite_errors.push_back(std::move(msg));
+      {
+        std::lock_guard lock(shared.mu);
+        if (std::find(out.suite_errors.begin(), out.suite_errors.end(), msg) == out.suite_errors.end())
+          out.suite_errors.push_back(std::move(msg));
+      }
       trial.notes = util::sanitize_utf8(util::join(notes, "; "));
       primary = fallback;
     } else if (primary.empty()) {
       primary = metrics::default_primary(w.metrics.parser, res.measured);
     }
-    if (trial.status == model::TrialStatus::Ok && !primary.empty() && !primary_recorded[pt.case_index]) {
-      primary_recorded[pt.case_index] = true;
-      if (auto s = st.set_primary_metrics(*run_id, {{config_ids[pt.case_index], primary}}); !s) {
-        store_failure = s;
-        break;
+    if (trial.status == model::TrialStatus::Ok && !primary.empty()) {
+      bool first = false;
+      {
+        std::lock_guard lock(shared.mu);
+        first = !shared.primary_recorded[pt.case_index];
+        shared.primary_recorded[pt.case_index] = true;
+      }
+      if (first)
+        if (auto s = st.set_primary_metrics(run_id, {{config_ids[pt.case_index], primary}}); !s) return store_failed(s);
+    }
+    if (auto s = record_trial(st, collector, trial, res); !s) return store_failed(s);
+
+    {
+      std::lock_guard lock(shared.mu);
+      ++shared.finished;
+      std::string where = fmt::format("[{}/{}] {} (repeat {}){}", shared.finished, plan.trials.size(), c.label,
+                                      pt.repeat + 1, slot_label(slot));
+      if (trial.status == model::TrialStatus::Ok) {
+        ++out.trials_ok;
+        std::string extra = trial.notes.empty() ? "" : "  note: " + trial.notes;
+        say(fmt::format("{}  ok  {}  {}{}", where, util::format_duration(lr.wall_s), headline(trial, primary), extra));
+      } else {
+        ++out.trials_failed;
+        say(fmt::format("{}  {}  {}", where, model::to_string(trial.status), trial.error));
       }
     }
-    if (auto s = record_trial(st, collector, trial, res); !s) {
-      store_failure = s;
-      break;
-    }
+    return lr.outcome == exec::Outcome::Interrupted ? TrialEnd::Interrupted : TrialEnd::Done;
+  };
 
-    std::string where = fmt::format("[{}/{}] {} (repeat {})", static_cast<std::size_t>(&pt - plan.trials.data()) + 1, plan.trials.size(), c.label, pt.repeat + 1);
-    if (trial.status == model::TrialStatus::Ok) {
-      ++out.trials_ok;
-      std::string extra = trial.notes.empty() ? "" : "  note: " + trial.notes;
-      say(fmt::format("{}  ok  {}  {}{}", where, util::format_duration(lr.wall_s), headline(trial, primary), extra));
-    } else {
-      ++out.trials_failed;
-      say(fmt::format("{}  {}  {}", where, model::to_string(trial.status), trial.error));
-    }
-    if (lr.outcome == exec::Outcome::Interrupted) {
-      interrupted = true;
-      break;
-    }
+  ExecutorOptions eo;
+  eo.lock_dir = opts.lock_dir;
+  eo.on_wait = [&](const model::Slot& slot, int device, const std::string& path) {
+    std::lock_guard lock(shared.mu);
+    say(fmt::format("slot {}: waiting for {} {}, held by another process ({})", slot.index, slot.kind, device, path));
+  };
+  auto executor = make_local_executor(opts.slots, std::move(eo));
+  std::vector<std::size_t> indexes(plan.trials.size());
+  for (std::size_t i = 0; i < indexes.size(); ++i) indexes[i] = i;
+  Executed ex = executor->execute(plan, indexes, run_trial);
+  TrialsEnd end;
+  end.interrupted = ex.interrupted;
+  if (!shared.store_failure) {
+    end.failure = shared.store_failure;
+    end.what_failed = "the results database failed";
+  } else if (!ex.lock_failure) {
+    end.failure = ex.lock_failure;
+    end.what_failed = "a device could not be locked";
   }
-
-  return ex;
+  return end;
 }
 
 }  // namespace
@@ -383,13 +431,13 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   auto executed = execute_trials(suite, plan, st, launcher, opts, *run_id, run_dir, out);
   if (!executed) return executed.error();
   bool interrupted = executed->interrupted;
-  Status store_failure = executed->store_failure;
+  Status store_failure = executed->failure;
 
   out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
   if (!store_failure) {
     // Try to leave the run in a truthful state; the store may be what failed.
     (void)st.finish_run(*run_id, model::RunStatus::Interrupted, util::unix_now_s());
-    return Error::harness(fmt::format("run {}: stopped because the results database failed: {}", *run_id,
+    return Error::harness(fmt::format("run {}: stopped because {}: {}", *run_id, executed->what_failed,
                                       store_failure.error().message));
   }
   if (interrupted) out.status = model::RunStatus::Interrupted;
@@ -415,9 +463,9 @@ Expected<RunOutcome> extend_run(const model::Suite& suite, const model::Plan& ex
   auto executed = execute_trials(suite, extra, st, launcher, opts, run_id, run_dir, out);
   if (!executed) return executed.error();
   out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
-  if (!executed->store_failure)
-    return Error::harness(fmt::format("run {}: stopped adding trials because the results database failed: {}", run_id,
-                                      executed->store_failure.error().message));
+  if (!executed->failure)
+    return Error::harness(fmt::format("run {}: stopped adding trials because {}: {}", run_id, executed->what_failed,
+                                      executed->failure.error().message));
   if (executed->interrupted) out.status = model::RunStatus::Interrupted;
   return out;
 }

@@ -1,8 +1,9 @@
 #pragma once
-// Runs a plan: one process per trial, in plan order, everything recorded in
-// the store as it finishes. Stops cleanly on Ctrl-C / SIGTERM (the running
-// trial's process group is ended, the run is marked interrupted, finished
-// trials stay).
+// Runs a plan: one process per trial, on the node's slots (one at a time in
+// plan order, or side by side on several; runner/executor.hpp), everything
+// recorded in the store as it finishes. Stops cleanly on Ctrl-C / SIGTERM
+// (every running trial's process group is ended, the run is marked
+// interrupted, finished trials stay).
 
 #include <cstdint>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "harness/runner/collector.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/model/plan.hpp"
+#include "harness/model/slots.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
 #include "harness/store/store.hpp"
@@ -49,6 +51,10 @@ struct RunOptions {
   std::vector<std::string> sets;
   SoakOptions soak;
   model::RunKind kind = model::RunKind::Run;  // soak options make it a soak
+  // The node's slots (suite, profile or --slots through make_slots): one
+  // runs the trials one at a time in plan order, more run side by side.
+  std::vector<model::Slot> slots;
+  std::string lock_dir;          // device locks; empty: device_lock_dir()
 };
 
 struct RunOutcome {

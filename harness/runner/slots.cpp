@@ -1,6 +1,9 @@
 #include "harness/runner/slots.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,16 +19,6 @@
 
 namespace perfgate::runner {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string join_ids(const std::vector<int>& ids) {
-  std::string out;
-  for (int id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-  return out;
-}
-
-}  // namespace
 
 Expected<std::vector<int>> parse_device_list(std::string_view text) {
   std::vector<int> out;
@@ -89,9 +82,14 @@ Expected<std::vector<model::Slot>> make_slots(const model::SlotsSpec& spec) {
 std::map<std::string, std::string> slot_environment(const model::Slot& slot) {
   std::map<std::string, std::string> env;
   env["PERFGATE_SLOT"] = std::to_string(slot.index);
-  env["PERFGATE_SLOT_DEVICES"] = join_ids(slot.devices);
-  if (!slot.env.empty() && !slot.devices.empty()) env[slot.env] = join_ids(slot.devices);
+  env["PERFGATE_SLOT_DEVICES"] = util::join_ints(slot.devices);
+  if (!slot.env.empty() && !slot.devices.empty()) env[slot.env] = util::join_ints(slot.devices);
   return env;
+}
+
+std::string device_lock_dir() {
+  if (const char* d = std::getenv("PERFGATE_LOCK_DIR"); d && *d) return d;
+  return "/tmp/perfgate-locks";
 }
 
 std::size_t pick_trial(const model::Plan& plan, const std::vector<std::size_t>& pending,
@@ -133,10 +131,15 @@ namespace {
 
 // Locks every device of the slot into `fds`; on failure closes what it took.
 Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
-                    const std::function<void(int, const std::string&)>& on_wait, std::vector<int>& fds) {
+                    const std::function<void(int, const std::string&)>& on_wait,
+                    const std::function<bool()>& give_up, std::vector<int>& fds) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Error::harness(fmt::format("cannot create the device lock folder {}: {}", dir, ec.message()));
+  if (!fs::is_directory(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) return Error::harness(fmt::format("cannot create the device lock folder {}: {}", dir, ec.message()));
+    // Every user's perfgate locks here; the sticky bit keeps them from removing each other's files.
+    ::chmod(dir.c_str(), 01777);
+  }
   std::vector<int> ids = slot.devices;
   std::sort(ids.begin(), ids.end());
   auto fail = [&](Error e) -> Status {
@@ -155,10 +158,18 @@ Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
     if (errno != EWOULDBLOCK)
       return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
     if (!wait) return fail(Error::harness(fmt::format("{} {} is held by another process ({})", slot.kind, id, path)));
-    if (on_wait) on_wait(id, path);
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;  // a signal; Ctrl-C is seen by the caller once the wait ends
-      return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
+    // Polled rather than a blocking flock: Ctrl-C must end the wait, and the
+    // handlers restart interrupted calls. The message waits a second: a
+    // trial another slot of this perfgate is starting holds a copy of every
+    // descriptor between fork and exec, a lock just released among them.
+    int polls = 0;
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
+      if (give_up && give_up())
+        return fail(Error::harness(fmt::format("stopped while waiting for {} {} ({})", slot.kind, id, path)));
+      if (++polls == 20 && on_wait) on_wait(id, path);
+      ::usleep(50'000);
     }
   }
   return Ok{};
@@ -167,9 +178,10 @@ Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
 }  // namespace
 
 Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Slot& slot,
-                                         const std::function<void(int, const std::string&)>& on_wait) {
+                                         const std::function<void(int, const std::string&)>& on_wait,
+                                         const std::function<bool()>& give_up) {
   std::vector<int> fds;
-  if (auto s = lock_devices(dir, slot, true, on_wait, fds); !s) return s.error();
+  if (auto s = lock_devices(dir, slot, true, on_wait, give_up, fds); !s) return s.error();
   DeviceLock lock;
   lock.m_fds = std::move(fds);
   return lock;
@@ -177,7 +189,7 @@ Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Sl
 
 Expected<DeviceLock> DeviceLock::try_acquire(const std::string& dir, const model::Slot& slot) {
   std::vector<int> fds;
-  if (auto s = lock_devices(dir, slot, false, {}, fds); !s) return s.error();
+  if (auto s = lock_devices(dir, slot, false, {}, {}, fds); !s) return s.error();
   DeviceLock lock;
   lock.m_fds = std::move(fds);
   return lock;

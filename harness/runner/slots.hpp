@@ -37,6 +37,10 @@ std::map<std::string, std::string> slot_environment(const model::Slot& slot);
 // and a slow device cannot pose as a slow configuration. `runs_on_slot`
 // counts, per case index, the trials of that case the slot has started.
 // Returns an index into `pending`; pending must not be empty.
+// Where the device locks live: $PERFGATE_LOCK_DIR, else /tmp/perfgate-locks
+// (shared by every user of the node, so created world-writable and sticky).
+std::string device_lock_dir();
+
 std::size_t pick_trial(const model::Plan& plan, const std::vector<std::size_t>& pending,
                        const std::map<std::size_t, int>& runs_on_slot);
 
@@ -55,10 +59,13 @@ class DeviceLock {
   ~DeviceLock();
 
   // Takes every device of the slot, waiting for each. `on_wait` is called
-  // once per device that another process holds, before waiting for it (a
+  // once per device another process holds for more than a second (a
   // message for the user: "waiting for npu 3, held by another perfgate").
+  // While waiting, `give_up` is asked every 50 ms; true ends the wait with
+  // an error (Ctrl-C).
   static Expected<DeviceLock> acquire(const std::string& dir, const model::Slot& slot,
-                                      const std::function<void(int device, const std::string& path)>& on_wait = {});
+                                      const std::function<void(int device, const std::string& path)>& on_wait = {},
+                                      const std::function<bool()>& give_up = {});
   // The same without waiting: an error naming the first device held elsewhere.
   static Expected<DeviceLock> try_acquire(const std::string& dir, const model::Slot& slot);
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/runner/slots.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/util/strings.hpp"
 
@@ -28,6 +29,7 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
   t.case_index = pt.case_index;
   t.repeat = pt.repeat;
   t.seq = pt.seq;
+  t.slot = ctx.slot;
   const fs::path trial_dir = fs::path(ctx.run_dir) / fmt::format("{:04}-{}-r{}", pt.seq + 1, safe_path_name(w.name), pt.repeat + 1);
   t.trial_dir = trial_dir.string();
   t.metrics_path = (trial_dir / "metrics.jsonl").string();
@@ -44,6 +46,8 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
     if (name == "metrics_file") return t.metrics_path;
     if (name == "run_id") return std::to_string(ctx.run_id);
     if (name == "suite_dir") return suite.dir;
+    if (name == "slot.index") return std::to_string(ctx.slot.index);
+    if (name == "slot.devices") return util::join_ints(ctx.slot.devices);
     return std::nullopt;
   };
   auto fill = [&](std::string_view text) -> std::string {
@@ -63,6 +67,10 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
   spec.kill_grace_s = w.kill_grace_s;
   for (const auto& a : w.command) spec.argv.push_back(fill(a));
   spec.env = ctx.base_env;
+  // The slot's devices before the suite's env, so a suite may still name
+  // devices itself (with {slot.devices} or otherwise).
+  for (auto& [k, v] : slot_environment(ctx.slot)) spec.env[k] = std::move(v);
+  if (ctx.slot.kind == "cpu") spec.cpus = ctx.slot.devices;
   for (const auto& [k, v] : w.env) spec.env[k] = fill(v);
   for (const auto& [k, v] : c.params) spec.env["PERFGATE_PARAM_" + util::to_upper_identifier(k)] = v.text;
   spec.env["PERFGATE_PARAMS"] = c.params_json;
@@ -99,7 +107,12 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
   // The host probe tells the machine from the code: on for soaks unless the suite says otherwise.
   if (w.host_probe.value_or(ctx.soak) &&
       std::none_of(t.samplers.begin(), t.samplers.end(), [](const model::SamplerSpec& x) { return x.kind == "host"; }))
-    t.samplers.push_back(model::SamplerSpec{"host", {}, {}, {}, {}, w.loc});
+    t.samplers.push_back(model::SamplerSpec{"host", {}, {}, {}, {}, w.loc, {}});
+  // Device samplers watch the slot's devices only: series named by the
+  // trial's own cards, not all of the node's.
+  for (auto& sm : t.samplers)
+    if ((sm.kind == "npu-smi" && ctx.slot.kind == "npu") || (sm.kind == "nvidia-smi" && ctx.slot.kind == "cuda"))
+      sm.devices = ctx.slot.devices;
   return t;
 }
 

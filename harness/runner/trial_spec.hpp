@@ -14,6 +14,7 @@
 
 #include "harness/exec/launcher.hpp"
 #include "harness/model/plan.hpp"
+#include "harness/model/slots.hpp"
 #include "harness/model/suite.hpp"
 
 namespace perfgate::runner {
@@ -26,12 +27,14 @@ struct TrialContext {
   bool soak = false;
   double soak_duration_s = 0;                   // 0: each workload's timeout is its duration
   std::map<std::string, std::string> base_env;  // perfgate's own environment, inherited
+  model::Slot slot;                             // where the trial runs; no devices: wherever the workload picks
 };
 
 struct TrialSpec {
   std::size_t case_index = 0;
   int repeat = 0;
   int seq = 0;
+  model::Slot slot;
   std::string trial_dir;         // <run_dir>/<seq>-<workload>-r<repeat>
   std::string metrics_path;      // the metric-protocol file the workload may write
   double duration_s = 0;         // a soak's duration, else the workload's timeout

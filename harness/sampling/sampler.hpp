@@ -64,6 +64,11 @@ Expected<std::unique_ptr<Sampler>> make_sampler(const SamplerSpec& spec);
 // Unit and direction of the series samplers produce ("device.0.hbm_used_mb" -> MB, lower).
 model::MetricInfo sampler_metric_info(std::string_view metric);
 
+// The readings of the trial's own devices: device.<id>.* and
+// device.<id>_<chip>.* with <id> in `devices`, and everything not about a
+// device. No devices: everything (a trial that owns no slot watches all).
+std::vector<Reading> only_devices(std::vector<Reading> readings, const std::vector<int>& devices);
+
 // ---- Parsers, pure functions over captured output (fixture-tested) ----
 
 // `npu-smi info`: per NPU/chip: device.<i>.power_w, .temp_c, .aicore_pct,

@@ -107,6 +107,7 @@ Expected<std::vector<Reading>> guarded(Body&& body) {
 
 class NpuSmiSampler final : public Sampler {
  public:
+  explicit NpuSmiSampler(std::vector<int> devices) : m_devices(std::move(devices)) {}
   std::string_view name() const override { return "npu-smi"; }
   // Only `npu-smi info`: one process launch per sample whatever the card
   // count. The per-card `-t usages` / `-t common` queries would cost two
@@ -119,14 +120,20 @@ class NpuSmiSampler final : public Sampler {
       if (readings.empty())
         return Error::harness(
             fmt::format("no NPU found in the output of `npu-smi info`; first line: '{}'", first_line(*out)));
+      readings = only_devices(std::move(readings), m_devices);
+      if (readings.empty())
+        return Error::harness(fmt::format("`npu-smi info` lists none of this trial's NPUs ({})", util::join_ints(m_devices)));
       return readings;
     });
   }
+
+ private:
+  std::vector<int> m_devices;
 };
 
 class NvidiaSmiSampler final : public Sampler {
  public:
-  NvidiaSmiSampler() {
+  explicit NvidiaSmiSampler(std::vector<int> devices) : m_devices(std::move(devices)) {
     std::vector<std::string> names;
     for (const auto& f : nvidia_fields()) names.push_back(f.first);
     m_argv = {"nvidia-smi", "--query-gpu=" + util::join(names, ","), "--format=csv,noheader,nounits"};
@@ -140,12 +147,16 @@ class NvidiaSmiSampler final : public Sampler {
       if (readings.empty())
         return Error::harness(
             fmt::format("no GPU found in the output of `nvidia-smi --query-gpu`; first line: '{}'", first_line(*out)));
+      readings = only_devices(std::move(readings), m_devices);
+      if (readings.empty())
+        return Error::harness(fmt::format("`nvidia-smi` lists none of this trial's GPUs ({})", util::join_ints(m_devices)));
       return readings;
     });
   }
 
  private:
   std::vector<std::string> m_argv;
+  std::vector<int> m_devices;
 };
 
 // ---------------------------------------------------------------- command ---
@@ -620,6 +631,21 @@ class HostSampler final : public Sampler {
   std::chrono::steady_clock::time_point m_previous_wait_time;
 };
 
+std::vector<Reading> only_devices(std::vector<Reading> readings, const std::vector<int>& devices) {
+  if (devices.empty()) return readings;
+  std::erase_if(readings, [&](const Reading& r) {
+    std::string_view m = r.metric;
+    if (!m.starts_with("device.")) return false;
+    m.remove_prefix(7);
+    // "3.power_w" or "3_1.power_w": the id runs up to the first '.' or '_'.
+    int id = 0;
+    auto [end, ec] = std::from_chars(m.data(), m.data() + m.size(), id);
+    if (ec != std::errc{} || end == m.data() + m.size() || (*end != '.' && *end != '_')) return false;
+    return std::find(devices.begin(), devices.end(), id) == devices.end();
+  });
+  return readings;
+}
+
 const std::vector<std::string>& sampler_kinds() {
   static const std::vector<std::string> k_kinds = {"proc", "npu-smi", "nvidia-smi", "command", "host"};
   return k_kinds;
@@ -627,8 +653,8 @@ const std::vector<std::string>& sampler_kinds() {
 
 Expected<std::unique_ptr<Sampler>> make_sampler(const SamplerSpec& spec) {
   if (spec.kind == "proc") return std::unique_ptr<Sampler>(std::make_unique<ProcTreeSampler>());
-  if (spec.kind == "npu-smi") return std::unique_ptr<Sampler>(std::make_unique<NpuSmiSampler>());
-  if (spec.kind == "nvidia-smi") return std::unique_ptr<Sampler>(std::make_unique<NvidiaSmiSampler>());
+  if (spec.kind == "npu-smi") return std::unique_ptr<Sampler>(std::make_unique<NpuSmiSampler>(spec.devices));
+  if (spec.kind == "nvidia-smi") return std::unique_ptr<Sampler>(std::make_unique<NvidiaSmiSampler>(spec.devices));
   if (spec.kind == "command") return make_command_sampler(spec);
   if (spec.kind == "host") return std::unique_ptr<Sampler>(std::make_unique<HostSampler>());
   return Error::input(fmt::format("unknown sampler '{}'{}; available: {}", spec.kind,

@@ -160,6 +160,15 @@ CREATE TABLE store_info(
 );
 INSERT INTO store_info(key, value) VALUES('id', lower(hex(randomblob(6))));
 )sql",
+    // v5: where each trial ran (host, the node's slot, its devices), so a
+    // slow card shows as a finding and not as a slow configuration.
+    R"sql(
+ALTER TABLE trials ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN slot INTEGER NOT NULL DEFAULT -1;          -- -1: no slot (trials before v5)
+ALTER TABLE trials ADD COLUMN device_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN devices TEXT NOT NULL DEFAULT '';          -- "0,1": ids as exported
+UPDATE trials SET host = (SELECT host FROM runs WHERE runs.id = trials.run_id);
+)sql",
 };
 
 int user_version(sqlite3* db) {

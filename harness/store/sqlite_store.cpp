@@ -316,9 +316,11 @@ Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
   long long id = 0;
   auto st = transaction("recording a trial start", [&]() -> Status {
     Stmt s(m_db,
-           "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir) VALUES (?,?,?,?,?,?,?)");
+           "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, device_kind, "
+           "devices) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, t.run_id).bind(2, t.config_id).bind(3, t.repeat).bind(4, t.seq);
     s.bind(5, std::string(model::to_string(model::TrialStatus::Running))).bind(6, t.started_at).bind(7, t.log_dir);
+    s.bind(8, t.host).bind(9, t.slot).bind(10, t.device_kind).bind(11, util::join_ints(t.devices));
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a trial start");
     id = sqlite3_last_insert_rowid(m_db);
     return Ok{};
@@ -480,8 +482,8 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
   {
     Stmt s(m_db,
            "SELECT id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, cpu_s, "
-           "peak_rss_mb, steps, malformed_lines, notes, log_dir, steady_class, steady_start, compile_steps, last_step_s "
-           "FROM trials WHERE run_id = ? ORDER BY seq, id");
+           "peak_rss_mb, steps, malformed_lines, notes, log_dir, steady_class, steady_start, compile_steps, last_step_s, "
+           "host, slot, device_kind, devices FROM trials WHERE run_id = ? ORDER BY seq, id");
     s.bind(1, run_id);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) {
@@ -507,6 +509,11 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
       t.steady_start = s.i64(18);
       t.compile_steps = s.i64(19);
       t.last_step_s = s.f64(20);
+      t.host = s.text(21);
+      t.slot = static_cast<int>(s.i64(22));
+      t.device_kind = s.text(23);
+      for (const auto& part : util::split(s.text(24), ','))
+        if (auto id = util::parse_non_negative(part)) t.devices.push_back(static_cast<int>(*id));
       d.trials.push_back(std::move(t));
     }
     if (rc != SQLITE_DONE) return fail(rc, "reading trials");

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/suite/matrix.hpp"
+#include "harness/runner/slots.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/yaml_helpers.hpp"
 #include "harness/util/named_regex.hpp"
@@ -37,14 +38,15 @@ using yaml::parse_yaml;
 using yaml::read_file;
 using yaml::type_name;
 
-const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "defaults", "workloads"};
+const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "slots", "defaults", "workloads"};
 const std::vector<std::string> k_setting_keys = {"repeats", "warmup",  "timeout",         "kill_grace", "env", "cwd",
                                                  "log_limit", "metrics", "samplers", "sample_interval", "host_probe"};
 const std::vector<std::string> k_workload_keys = {"name",   "description", "command", "shell",   "env",     "cwd",
                                                   "repeats", "warmup",     "timeout", "kill_grace", "log_limit",
                                                   "metrics", "matrix",     "params",  "include", "exclude",
                                                   "samplers", "sample_interval", "host_probe"};
-const std::vector<std::string> k_profile_keys = {"profile", "description", "defaults"};
+const std::vector<std::string> k_profile_keys = {"profile", "description", "slots", "defaults"};
+const std::vector<std::string> k_slots_keys = {"kind", "devices", "cpus", "per_trial", "env"};
 const std::vector<std::string> k_metrics_keys = {"parser", "primary", "file", "batch_size", "patterns"};
 const std::vector<std::string> k_pattern_keys = {"regex", "record", "units", "better"};
 const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
@@ -116,8 +118,11 @@ struct Settings {
   std::optional<std::vector<model::SamplerSpec>> samplers;  // a higher layer's list replaces a lower one's
   std::optional<double> sample_interval_s;
   std::optional<bool> host_probe;
+  // The node's slots: a top-level key of a profile or suite, not a default.
+  std::optional<model::SlotsSpec> slots;
 
   void apply_onto(Settings& below) const {
+    if (slots) below.slots = slots;
     if (host_probe) below.host_probe = host_probe;
     if (samplers) below.samplers = samplers;
     if (sample_interval_s) below.sample_interval_s = sample_interval_s;
@@ -723,6 +728,52 @@ Expected<std::string> find_profile(const std::string& name, const std::string& s
   return Error::input(fmt::format("profile '{}' not found; looked in: {}", name, util::join(shown, ", ")));
 }
 
+// `slots: {kind: npu, devices: [0-7], per_trial: 1}`; devices (cpus for
+// kind cpu) as numbers, ranges "0-7", or one string "0-3,6".
+Expected<model::SlotsSpec> read_slots(const Ctx& c, const YAML::Node& n) {
+  if (auto st = check_map(c, n, "slots", k_slots_keys); !st) return st.error();
+  model::SlotsSpec spec;
+  spec.loc = loc_of(c, n);
+  if (n["kind"]) {
+    auto k = get_string(c, n["kind"], "slots.kind");
+    if (!k) return k.error();
+    spec.kind = *k;
+  } else if (n["cpus"]) {
+    spec.kind = "cpu";
+  } else {
+    return err_at(c, n, "slots: missing key 'kind' (npu, cuda, cpu, or another kind with env:)");
+  }
+  if (n["devices"] && n["cpus"]) return err_at(c, n["cpus"], "slots: give devices or cpus, not both");
+  const YAML::Node& list = n["devices"] ? n["devices"] : n["cpus"];
+  const char* list_key = n["devices"] ? "slots.devices" : "slots.cpus";
+  if (list) {
+    std::vector<std::string> parts;
+    if (list.IsScalar()) parts.push_back(list.Scalar());
+    else if (list.IsSequence())
+      for (const auto& e : list) {
+        if (!e.IsScalar()) return err_at(c, e, fmt::format("{}: expected a device id or a range like 0-7", list_key));
+        parts.push_back(e.Scalar());
+      }
+    else return err_at(c, list, fmt::format("{} must be a list like [0-7] or a string like \"0-3,6\"", list_key));
+    std::string joined = util::join(parts, ",");
+    auto ids = runner::parse_device_list(joined);
+    if (!ids) return err_at(c, list, fmt::format("{}: {}", list_key, ids.error().message));
+    spec.devices = *ids;
+  }
+  if (n["per_trial"]) {
+    auto p = get_int(c, n["per_trial"], "slots.per_trial", 1);
+    if (!p) return p.error();
+    spec.per_trial = static_cast<int>(*p);
+  }
+  if (n["env"]) {
+    auto e = get_string(c, n["env"], "slots.env");
+    if (!e) return e.error();
+    spec.env = *e;
+  }
+  if (auto made = runner::make_slots(spec); !made) return err_at(c, n, made.error().message);
+  return spec;
+}
+
 Expected<Settings> load_profile(const std::string& path, const std::string& base_dir) {
   auto text = read_file(path);
   if (!text) return text.error();
@@ -735,13 +786,19 @@ Expected<Settings> load_profile(const std::string& path, const std::string& base
     if (auto st = check_map(c, (*root)["defaults"], "defaults", k_setting_keys); !st) return st.error();
     if (auto st = read_settings(c, (*root)["defaults"], s); !st) return st.error();
   }
+  if ((*root)["slots"]) {
+    auto sl = read_slots(c, (*root)["slots"]);
+    if (!sl) return sl.error();
+    s.slots = *sl;
+  }
   return s;
 }
 
 }  // namespace
 
 const std::vector<std::string>& builtin_placeholders() {
-  static const std::vector<std::string> k = {"repeat", "trial_dir", "metrics_file", "run_id", "suite_dir", "duration_s", "deadline"};
+  static const std::vector<std::string> k = {"repeat",     "trial_dir", "metrics_file", "run_id",      "suite_dir",
+                                             "duration_s", "deadline",  "slot.index",   "slot.devices"};
   return k;
 }
 
@@ -838,6 +895,13 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     if (auto st = read_settings(c, d, s); !st) return st.error();
     s.apply_onto(base);
   }
+  if (const auto& sl = root["slots"]) {
+    auto spec = read_slots(c, sl);
+    if (!spec) return spec.error();
+    base.slots = *spec;
+  }
+  if (opts.slots) base.slots = opts.slots;
+  suite.slots = base.slots;
 
   const YAML::Node& wl = root["workloads"];
   if (!wl) return err_at(c, root, "missing key 'workloads' (a list of workloads to run)");
@@ -880,6 +944,30 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
   }
   if (auto st = validate_cases(suite); !st) return st.error();
   return suite;
+}
+
+Expected<model::SlotsSpec> parse_slots_option(const std::string& text) {
+  std::string yaml_text = text;
+  // The short form "npu:0-7", "npu:0-7/2", "cpu:0-15/4", "cuda:0,1".
+  if (auto t = util::trim(text); !t.empty() && t.front() != '{') {
+    auto colon = t.find(':');
+    if (colon == std::string_view::npos || colon == 0)
+      return Error::input(fmt::format("--slots '{}': expected KIND:DEVICES[/PER_TRIAL] (npu:0-7, cpu:0-15/4) or a "
+                                      "mapping like {{kind: npu, devices: [0-7], per_trial: 1}}", text));
+    std::string kind(t.substr(0, colon));
+    std::string_view rest = t.substr(colon + 1);
+    std::string per = "1";
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+      per = std::string(rest.substr(slash + 1));
+      rest = rest.substr(0, slash);
+    }
+    yaml_text = fmt::format("{{kind: \"{}\", devices: \"{}\", per_trial: \"{}\"}}", kind, rest, per);
+  }
+  auto root = parse_yaml(yaml_text, "--slots");
+  if (!root) return root.error();
+  if (!root->IsMap()) return Error::input(fmt::format("--slots '{}': expected a mapping or KIND:DEVICES", text));
+  Ctx c{"--slots", fs::current_path().string()};
+  return read_slots(c, *root);
 }
 
 Expected<model::Suite> load_suite(const std::string& path, const LoadOptions& opts) {

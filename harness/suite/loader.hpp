@@ -5,6 +5,7 @@
 // < `--set`. Every error names file:line:column of the offending node and,
 // for misspelt keys or placeholders, suggests the closest known name.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,12 @@ struct LoadOptions {
   std::vector<std::string> profiles;   // --profile names or paths, applied in order
   std::vector<Override> overrides;     // --set, applied last
   std::vector<std::string> profile_search_dirs;  // extra dirs holding <name>.yaml profiles
+  std::optional<model::SlotsSpec> slots;        // --slots: wins over the suite's and profiles'
 };
+
+// `--slots`: "npu:0-7", "npu:0-7/2" (two devices per trial), "cpu:0-15/4",
+// or a YAML mapping as in a suite ({kind: npu, devices: [0-7], per_trial: 1}).
+Expected<model::SlotsSpec> parse_slots_option(const std::string& text);
 
 Expected<model::Suite> load_suite(const std::string& path, const LoadOptions& opts = {});
 // Same, from text; `display_path` names it in messages and `base_dir` resolves cwd.

@@ -60,6 +60,12 @@ std::string join(std::span<const std::string> parts, std::string_view sep) {
   return out;
 }
 
+std::string join_ints(std::span<const int> values) {
+  std::string out;
+  for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  return out;
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 std::string to_upper_identifier(std::string_view s) {

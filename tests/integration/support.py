@@ -154,6 +154,12 @@ class PerfgateTestCase(unittest.TestCase):
         self.tmp = Path(tempfile.mkdtemp(prefix="perfgate-it-"))
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.db = self.tmp / "perfgate.db"
+        # Device locks of this test only: tests run side by side, and two of
+        # them on "npu 0" must not wait for each other.
+        old_lock_dir = os.environ.get("PERFGATE_LOCK_DIR")
+        os.environ["PERFGATE_LOCK_DIR"] = str(self.tmp / "locks")
+        self.addCleanup(lambda: os.environ.pop("PERFGATE_LOCK_DIR") if old_lock_dir is None
+                        else os.environ.__setitem__("PERFGATE_LOCK_DIR", old_lock_dir))
         self.marker = "pgmark" + uuid.uuid4().hex
         # Cleanups run last-in first-out: processes die before their directory goes.
         self.addCleanup(kill_marked, self.marker)

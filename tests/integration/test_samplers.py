@@ -76,9 +76,16 @@ class Samplers(PerfgateTestCase):
 
     def test_the_ascend_profile_samples_npu_smi(self):
         r = self.perfgate("run", self.suite(profile=str(SOURCE_DIR / "configs/profiles/ascend-910b.yaml")), "-q",
-                          env=self.env_with(FAKES))
+                          env=self.env_with(FAKES, PERFGATE_FAKE_NPU_SMI_INFO="npu_smi_info_910B3_8card.txt"))
         self.assertExit(r, 0, "run")
-        self.assertTrue(self.series("device.0.hbm_used_mb"), "the profile's npu-smi sampler ran")
+        # The profile's 8 slots: the trial ran on one card and watched only that one.
+        (trial,) = self.show_json()["trials"]
+        self.assertEqual(trial["device_kind"], "npu")
+        self.assertEqual(len(trial["devices"]), 1, trial)
+        dev = trial["devices"][0]
+        self.assertTrue(self.series(f"device.{dev}.hbm_used_mb"), "the profile's npu-smi sampler ran")
+        others = self.query("SELECT name FROM metrics WHERE name LIKE 'device.%' AND name NOT LIKE ?", (f"device.{dev}.%",))
+        self.assertEqual(others, [], "series of cards the trial did not use")
         self.assertTrue(self.series("host.rss_mb"), "the profile's proc sampler ran")
         ((env,),) = self.query("SELECT env FROM runs")
         self.assertIn("TASK_QUEUE_ENABLE", env)

@@ -233,3 +233,37 @@ TEST_CASE("a configuration's primary metric and its trials' steady states are re
   CHECK(rs.configs[0].steady_classes.at("flat") == 4);
   CHECK(rs.configs[0].steady_classes.at("warm-up") == 1);
 }
+
+TEST_CASE("a device whose trials are all slower than elsewhere is a finding, jitter is not", "[analysis]") {
+  store::RunData d;
+  d.run.id = 1;
+  d.configs = {{10, "w", R"({"k":0})"}, {11, "w", R"({"k":1})"}};
+  d.metrics = {{"step_time_ms", "ms", model::Better::Lower}};
+  d.primary_metrics = {{10, "step_time_ms"}, {11, "step_time_ms"}};
+  long long id = 1;
+  int seq = 0;
+  // 4 devices, 2 repeats of each configuration per device; device 2 is 10 % slow,
+  // the others jitter by up to 1 %.
+  const double jitter[] = {0.0, 0.01, -0.01, 0.005};
+  for (int dev = 0; dev < 4; ++dev)
+    for (long long cfg : {10LL, 11LL})
+      for (int r = 0; r < 2; ++r) {
+        const double base = cfg == 10 ? 100 : 50;
+        const double v = base * (1 + jitter[(dev + r) % 4]) * (dev == 2 ? 1.10 : 1.0);
+        auto t = trial(id++, cfg, dev * 2 + r, seq++, model::TrialStatus::Ok, {step_metric("step_time_ms", v)});
+        t.host = "node1";
+        t.slot = dev;
+        t.device_kind = "npu";
+        t.devices = {dev};
+        d.trials.push_back(std::move(t));
+      }
+  auto rs = analysis::summarise_run(d);
+  REQUIRE(rs.slow_devices.size() == 1);
+  CHECK(rs.slow_devices[0].devices == "2");
+  CHECK(rs.slow_devices[0].trials == 4);
+  CHECK(rs.slow_devices[0].median_worse == Approx(0.10).margin(0.02));
+  CHECK(rs.slow_devices[0].text().find("npu 2 on node1") != std::string::npos);
+  // Without devices (one slot), nothing to say.
+  for (auto& t : d.trials) t.devices.clear();
+  CHECK(analysis::summarise_run(d).slow_devices.empty());
+}

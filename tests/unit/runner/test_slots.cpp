@@ -29,7 +29,7 @@ TEST_CASE("device lists: ranges and single ids, errors that name the bad part", 
 }
 
 TEST_CASE("slots: devices cut into groups of per_trial, each exported in its kind's variable", "[runner]") {
-  model::SlotsSpec npu{"npu", {0, 1, 2, 3, 4, 5, 6, 7}, 1, ""};
+  model::SlotsSpec npu{"npu", {0, 1, 2, 3, 4, 5, 6, 7}, 1, "", {}};
   auto one = runner::make_slots(npu);
   REQUIRE(one);
   REQUIRE(one->size() == 8);
@@ -48,27 +48,27 @@ TEST_CASE("slots: devices cut into groups of per_trial, each exported in its kin
   REQUIRE(runner::make_slots(npu)->size() == 1);
   CHECK(runner::slot_environment(runner::make_slots(npu)->front()).at("ASCEND_RT_VISIBLE_DEVICES") == "0,1,2,3,4,5,6,7");
 
-  model::SlotsSpec cuda{"cuda", {0, 1}, 1, ""};
+  model::SlotsSpec cuda{"cuda", {0, 1}, 1, "", {}};
   CHECK(runner::slot_environment(runner::make_slots(cuda)->back()).at("CUDA_VISIBLE_DEVICES") == "1");
   // A kind perfgate does not know needs the variable named.
-  model::SlotsSpec mlu{"mlu", {0, 1}, 1, ""};
+  model::SlotsSpec mlu{"mlu", {0, 1}, 1, "", {}};
   auto refused = runner::make_slots(mlu);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("env:") != std::string::npos);
   mlu.env = "MLU_VISIBLE_DEVICES";
   CHECK(runner::slot_environment(runner::make_slots(mlu)->front()).at("MLU_VISIBLE_DEVICES") == "0");
   // CPU sets are not exported as a device variable.
-  model::SlotsSpec cpu{"cpu", {0, 1, 2, 3}, 2, ""};
+  model::SlotsSpec cpu{"cpu", {0, 1, 2, 3}, 2, "", {}};
   auto cpus = runner::make_slots(cpu);
   REQUIRE(cpus->size() == 2);
   CHECK(runner::slot_environment((*cpus)[1]).size() == 2);
   CHECK(runner::slot_environment((*cpus)[1]).at("PERFGATE_SLOT_DEVICES") == "2,3");
   // Leftover devices and a zero per_trial are errors; no devices is one slot.
-  model::SlotsSpec seven{"npu", {0, 1, 2, 3, 4, 5, 6}, 2, ""};
+  model::SlotsSpec seven{"npu", {0, 1, 2, 3, 4, 5, 6}, 2, "", {}};
   auto left = runner::make_slots(seven);
   REQUIRE_FALSE(left);
   CHECK(left.error().message.find("1 left over") != std::string::npos);
-  CHECK_FALSE(runner::make_slots(model::SlotsSpec{"npu", {0}, 0, ""}));
+  CHECK_FALSE(runner::make_slots(model::SlotsSpec{"npu", {0}, 0, "", {}}));
   CHECK(runner::make_slots(model::SlotsSpec{})->size() == 1);
 }
 

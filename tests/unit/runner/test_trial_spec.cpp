@@ -176,3 +176,49 @@ workloads:
   CHECK(runner::safe_path_name("a b/c:d") == "a_b_c_d");
   CHECK(runner::safe_path_name(std::string(100, 'x')).size() == 60);
 }
+
+TEST_CASE("trial spec: the slot's devices are exported, in placeholders and for the samplers", "[runner]") {
+  auto b = build(R"(suite: s
+slots: {kind: npu, devices: [0-7], per_trial: 2}
+defaults: {repeats: 1, samplers: [npu-smi, nvidia-smi, proc]}
+workloads:
+  - name: w
+    command: [train, --devices, "{slot.devices}", --slot, "{slot.index}"]
+    env: {RANK_TABLE: "/etc/hccl-{slot.index}.json"}
+)");
+  REQUIRE(b.suite.slots);
+  CHECK(b.suite.slots->per_trial == 2);
+  auto ctx = context();
+  ctx.slot = model::Slot{2, "npu", {4, 5}, "ASCEND_RT_VISIBLE_DEVICES"};
+  ctx.base_env["ASCEND_RT_VISIBLE_DEVICES"] = "0-7";  // inherited: the slot's wins
+  auto t = runner::build_trial_spec(b.suite, b.plan, 0, ctx);
+  CHECK(t.error.empty());
+  CHECK(t.launch.argv == std::vector<std::string>{"train", "--devices", "4,5", "--slot", "2"});
+  CHECK(t.launch.env.at("ASCEND_RT_VISIBLE_DEVICES") == "4,5");
+  CHECK(t.launch.env.at("PERFGATE_SLOT") == "2");
+  CHECK(t.launch.env.at("PERFGATE_SLOT_DEVICES") == "4,5");
+  CHECK(t.launch.env.at("RANK_TABLE") == "/etc/hccl-2.json");
+  CHECK(t.launch.cpus.empty());
+  CHECK(t.slot.devices == std::vector<int>{4, 5});
+  // npu-smi watches the slot's cards; nvidia-smi is not about NPU slots.
+  for (const auto& s : t.samplers) {
+    INFO(s.kind);
+    if (s.kind == "npu-smi") CHECK(s.devices == std::vector<int>{4, 5});
+    else CHECK(s.devices.empty());
+  }
+}
+
+TEST_CASE("trial spec: a cpu slot pins the process, without a device variable", "[runner]") {
+  auto b = build("suite: s\ndefaults: {repeats: 1}\nworkloads:\n  - name: w\n    command: [x]\n");
+  auto ctx = context();
+  ctx.slot = model::Slot{1, "cpu", {4, 5, 6, 7}, ""};
+  auto t = runner::build_trial_spec(b.suite, b.plan, 0, ctx);
+  CHECK(t.launch.cpus == std::vector<int>{4, 5, 6, 7});
+  CHECK(t.launch.env.at("PERFGATE_SLOT_DEVICES") == "4,5,6,7");
+  CHECK(t.launch.env.count("CUDA_VISIBLE_DEVICES") == 0);
+  CHECK(t.launch.env.count("ASCEND_RT_VISIBLE_DEVICES") == 0);
+  // No slot: slot 0 without devices, nothing pinned.
+  auto plain = runner::build_trial_spec(b.suite, b.plan, 0, context());
+  CHECK(plain.launch.cpus.empty());
+  CHECK(plain.launch.env.at("PERFGATE_SLOT") == "0");
+}

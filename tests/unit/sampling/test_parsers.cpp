@@ -310,3 +310,19 @@ TEST_CASE("sampler metric units and directions", "[sampling]") {
   check("device.0.health_ok", "", Better::Higher);
   check("latency_ms", "ms", Better::Lower);  // a command sampler's own metric: the usual inference
 }
+
+TEST_CASE("only_devices keeps the trial's own cards and everything not about a device", "[sampling]") {
+  std::vector<s::Reading> r = {{"device.0.power_w", 1}, {"device.3.power_w", 2},  {"device.3_1.temp_c", 3},
+                               {"device.12.hbm_used_mb", 4}, {"host.rss_mb", 5}, {"device.x.odd", 6}};
+  auto kept = s::only_devices(r, {3, 12});
+  std::vector<std::string> names;
+  for (const auto& k : kept) names.push_back(k.metric);
+  CHECK(names == std::vector<std::string>{"device.3.power_w", "device.3_1.temp_c", "device.12.hbm_used_mb",
+                                          "host.rss_mb", "device.x.odd"});
+  CHECK(s::only_devices(r, {}).size() == r.size());
+  // The 8-card table sampled for the trial on npu 5: only device.5 series.
+  auto table = s::parse_npu_smi_info(data("npu_smi_info_910B3_8card.txt"));
+  auto mine = s::only_devices(table, {5});
+  REQUIRE_FALSE(mine.empty());
+  for (const auto& m : mine) CHECK(m.metric.rfind("device.5.", 0) == 0);
+}

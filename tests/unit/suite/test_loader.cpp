@@ -9,6 +9,7 @@
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -827,4 +828,67 @@ TEST_CASE("metrics settings a parser cannot use are refused at their place", "[s
   CHECK_THAT(error_of(load(suite_with("{parser: ais-bench}"))), Catch::Contains("did you mean 'ais_bench'"));
   CHECK_THAT(error_of(load(suite_with("{parser: mindspore, batch_size: \"{bacth}\"}"))),
              Catch::Contains("metrics.batch_size: unknown placeholder '{bacth}'"));
+}
+
+TEST_CASE("slots: in the suite, a profile or --slots, with errors at file:line", "[suite]") {
+  const std::string body = "defaults: {repeats: 1}\nworkloads:\n  - name: w\n    command: [x]\n";
+  auto s = load("suite: s\nslots: {kind: npu, devices: [0-3, 6, 7], per_trial: 2}\n" + body);
+  REQUIRE(s);
+  REQUIRE(s->slots);
+  CHECK(s->slots->kind == "npu");
+  CHECK(s->slots->devices == std::vector<int>{0, 1, 2, 3, 6, 7});
+  CHECK(s->slots->per_trial == 2);
+  auto cpu = load("suite: s\nslots: {cpus: \"0-15\", per_trial: 4}\n" + body);
+  REQUIRE(cpu);
+  CHECK(cpu->slots->kind == "cpu");
+  CHECK(cpu->slots->devices.size() == 16);
+  CHECK_FALSE(load("suite: s\n" + body)->slots);
+
+  auto odd = load("suite: s\nslots: {kind: npu, devices: [0-6], per_trial: 2}\n" + body);
+  REQUIRE_FALSE(odd);
+  CHECK(odd.error().message.find("suite.yaml:2:") != std::string::npos);
+  CHECK(odd.error().message.find("left over") != std::string::npos);
+  auto unknown = load("suite: s\nslots: {kind: mlu, devices: [0, 1]}\n" + body);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message.find("env:") != std::string::npos);
+  CHECK(load("suite: s\nslots: {kind: mlu, devices: [0, 1], env: MLU_VISIBLE_DEVICES}\n" + body));
+  auto typo = load("suite: s\nslots: {kind: npu, device: [0]}\n" + body);
+  REQUIRE_FALSE(typo);
+  CHECK(typo.error().message.find("device") != std::string::npos);
+  auto bad = load("suite: s\nslots: {kind: npu, devices: [3-1]}\n" + body);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("slots.devices") != std::string::npos);
+
+  // --slots wins over the suite's; the short form and the mapping.
+  suite::LoadOptions lo;
+  auto flag = suite::parse_slots_option("npu:0-7/2");
+  REQUIRE(flag);
+  CHECK(flag->devices.size() == 8);
+  CHECK(flag->per_trial == 2);
+  lo.slots = *flag;
+  auto over = load("suite: s\nslots: {kind: npu, devices: [0]}\n" + body, lo);
+  REQUIRE(over);
+  CHECK(over->slots->per_trial == 2);
+  auto mapping = suite::parse_slots_option("{kind: cuda, devices: [0, 1]}");
+  REQUIRE(mapping);
+  CHECK(mapping->kind == "cuda");
+  CHECK_FALSE(suite::parse_slots_option("0-7"));
+  CHECK_FALSE(suite::parse_slots_option("npu:0-7/3"));
+  CHECK_FALSE(suite::parse_slots_option("npu:zero"));
+}
+
+TEST_CASE("slots: the ascend-910b profile has 8 NPU slots, cpu one", "[suite]") {
+  const std::string body = "suite: s\ndefaults: {repeats: 1}\nworkloads:\n  - name: w\n    command: [x]\n";
+  suite::LoadOptions lo;
+  lo.profiles = {perfgate::test::source_dir() + "/configs/profiles/ascend-910b.yaml"};
+  auto s = load(body, lo);
+  REQUIRE(s);
+  REQUIRE(s->slots);
+  CHECK(s->slots->kind == "npu");
+  CHECK(s->slots->devices == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(s->slots->per_trial == 1);
+  lo.profiles = {perfgate::test::source_dir() + "/configs/profiles/cpu.yaml"};
+  auto c = load(body, lo);
+  REQUIRE(c);
+  CHECK_FALSE(c->slots);
 }
