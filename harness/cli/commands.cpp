@@ -262,9 +262,10 @@ int do_soak(State& s) {
   // Live progress: rewritten in place on a terminal, one line per window in a log.
   bool tty = ::isatty(STDERR_FILENO) != 0;
   if (!s.quiet)
-    soak.on_progress = [tty](const std::string& label, double duration_s, const runner::TrialProgress& p) {
+    soak.on_progress = [tty](const std::string& label, double duration_s, const runner::TrialProgress& p,
+                             double soak_eta_s) {
       std::string line = report::soak_progress_line(label, duration_s, p.t_s, p.steps, p.primary, p.window_value,
-                                                    p.throughput, p.drift_pct_per_h, p.sampled);
+                                                    p.throughput, p.drift_pct_per_h, p.sampled, soak_eta_s);
       if (tty) std::cerr << "\r\x1b[2K" << line << std::flush;
       else std::cerr << line << std::endl;
     };

@@ -126,9 +126,9 @@ std::string soak_json(const analysis::SoakReport& r) {
 
 std::string soak_progress_line(const std::string& label, double duration_s, double t_s, long long steps,
                                const std::string& primary, double window_value, double throughput, double drift_pct_per_h,
-                               const std::vector<std::pair<std::string, double>>& sampled) {
-  std::string line = fmt::format("[soak] {} {} / {} (ETA {}) · {} steps", label, util::format_hms(t_s), util::format_hms(duration_s),
-                                 util::format_hms(duration_s - t_s), steps);
+                               const std::vector<std::pair<std::string, double>>& sampled, double soak_eta_s) {
+  std::string line = fmt::format("[soak] {} {} / {} · soak ETA {} · {} steps", label, util::format_hms(t_s),
+                                 util::format_hms(duration_s), util::format_hms(soak_eta_s), steps);
   if (!primary.empty() && std::isfinite(window_value)) line += fmt::format(" · {} {}", primary, util::format_value(window_value));
   if (std::isfinite(throughput) && primary != "throughput") line += fmt::format(" · throughput {}", util::format_value(throughput));
   if (std::isfinite(drift_pct_per_h)) line += fmt::format(" · drift {:+.2f} %/h", drift_pct_per_h);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <unistd.h>
@@ -83,6 +84,8 @@ struct TrialShared {
   std::vector<bool> primary_recorded;
   Status store_failure = Ok{};
   int finished = 0;
+  int started = 0;
+  std::map<std::size_t, double> running_until;  // trial index -> when its duration ends (unix s)
 };
 
 // Where a trial ran, for its progress line: "" for no slot, " on npu 3".
@@ -124,6 +127,19 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     ctx.started_at_unix_s = util::unix_now_s();
     const TrialSpec ts = build_trial_spec(suite, plan, index, ctx);
     const double duration_s = ts.duration_s;
+    {
+      std::lock_guard lock(shared.mu);
+      ++shared.started;
+      shared.running_until[index] = ts.deadline_unix_s;
+    }
+    struct Leave {
+      TrialShared& sh;
+      std::size_t i;
+      ~Leave() {
+        std::lock_guard lock(sh.mu);
+        sh.running_until.erase(i);
+      }
+    } leave{shared, index};
     std::error_code ec;
     fs::create_directories(ts.trial_dir, ec);
     { std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
@@ -163,7 +179,15 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
         std::string label = c.label + slot_label(slot);
         collector.set_progress(opts.soak.window_s, [&, label](const TrialCollector::Progress& p) {
           std::lock_guard lock(shared.mu);
-          opts.soak.on_progress(label, duration_s, p);
+          // The running trials' ends, then the trials not started yet in
+          // waves over the slots, each as long as this one.
+          const double now = util::unix_now_s();
+          double eta = 0;
+          for (const auto& [i, until] : shared.running_until) eta = std::max(eta, until - now);
+          const std::size_t waiting = plan.trials.size() - static_cast<std::size_t>(shared.started);
+          const std::size_t width = std::max<std::size_t>(1, opts.slots.size());
+          eta += static_cast<double>((waiting + width - 1) / width) * duration_s;
+          opts.soak.on_progress(label, duration_s, p, std::max(0.0, eta));
         });
       }
     }

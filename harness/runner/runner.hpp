@@ -33,8 +33,10 @@ struct SoakOptions {
   double duration_s = 0;        // 0: each workload's timeout is its duration
   double hang_after_s = 1800;
   double window_s = 60;         // progress and analysis windows
-  // Called at the end of every window with what the running trial reported.
-  std::function<void(const std::string& label, double duration_s, const TrialProgress& p)> on_progress;
+  // Called at the end of every window with what the running trial reported
+  // and when the whole soak should end: its trials run side by side on the
+  // node's slots, in waves when there are more trials than slots.
+  std::function<void(const std::string& label, double duration_s, const TrialProgress& p, double soak_eta_s)> on_progress;
 };
 
 struct RunOptions {

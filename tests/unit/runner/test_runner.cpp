@@ -689,7 +689,7 @@ TEST_CASE("soak progress follows the parser's preferred primary, not the first m
   std::vector<std::string> followed;
   h.opts.soak.enabled = true;
   h.opts.soak.window_s = 1;
-  h.opts.soak.on_progress = [&](const std::string&, double, const runner::TrialProgress& p) { followed.push_back(p.primary); };
+  h.opts.soak.on_progress = [&](const std::string&, double, const runner::TrialProgress& p, double) { followed.push_back(p.primary); };
   h.launcher.script = [](const exec::LaunchSpec&, int) {
     test::Script sc;
     // The loss arrives first, step time next, throughput from step 10 on: the
