@@ -1,5 +1,6 @@
 #include "harness/cli/app.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.hpp"
+#include "harness/store/store.hpp"
 #include "harness/util/error.hpp"
 #include "harness/util/strings.hpp"
 
@@ -45,7 +47,12 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", PERFGATE_VERSION);
   Globals globals;
-  app.add_option("--db", globals.db_path, "results database (SQLite)")->capture_default_str();
+  // PERFGATE_DB names the team's database once for every command; its value
+  // is never shown (it may hold a password), so no captured default.
+  if (const char* env = std::getenv("PERFGATE_DB"); env && *env) globals.db_path = env;
+  app.add_option("--db", globals.db_path,
+                 "results database: a SQLite file, or PostgreSQL as postgresql://user@host:port/db or a libpq "
+                 "'host=... dbname=...' string (default: $PERFGATE_DB, else results/perfgate.db)");
   app.add_option("--db-timeout", globals.db_timeout, "how long to wait for a database locked by another perfgate, e.g. 10s")
       ->capture_default_str();
   app.fallthrough();
@@ -119,8 +126,8 @@ int run(int argc, char** argv) {
     std::string line = "perfgate";
     for (int i = 1; i < argc; ++i) {
       std::string word = argv[i];
-      if (i > 1 && std::string_view(argv[i - 1]) == "--db") word = util::redact_env_value("PERFGATE_DB", word);
-      if (word.starts_with("--db=")) word = "--db=" + util::redact_env_value("PERFGATE_DB", word.substr(5));
+      if (i > 1 && std::string_view(argv[i - 1]) == "--db") word = store::display_name(word);
+      if (word.starts_with("--db=")) word = "--db=" + store::display_name(word.substr(5));
       line += " " + util::shell_quote(word);
     }
     state->globals.command_line = line;

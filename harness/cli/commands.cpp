@@ -40,11 +40,13 @@ int fail(const Error& e) {
 Expected<std::unique_ptr<store::Store>> open_store(const State& s) {
   auto t = util::parse_duration_s(s.globals.db_timeout);
   if (!t) return Error::input("--db-timeout: " + t.error().message);
-  return store::open_sqlite_store(s.globals.db_path, {*t});
+  return store::open_store(s.globals.db_path, {*t});
 }
 
 Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s) {
-  if (!fs::exists(s.globals.db_path))
+  auto backend = store::backend_of(s.globals.db_path);
+  if (!backend) return backend.error();
+  if (*backend == store::Backend::Sqlite && !fs::exists(s.globals.db_path))
     return Error::input(fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path));
   return open_store(s);
 }
@@ -177,7 +179,12 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   ro.tags = s.tags;
   ro.commit = s.commit;
   ro.branch = s.branch;
-  ro.artifacts_root = s.artifacts_dir.empty() ? fs::path(s.globals.db_path).parent_path().string() : s.artifacts_dir;
+  // Logs go next to a SQLite file; with a server, under ./results (each
+  // database's runs in their own folder: runs/<database id>/<run>).
+  const bool server = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Postgres;
+  ro.artifacts_root = !s.artifacts_dir.empty() ? s.artifacts_dir
+                      : server                 ? std::string("results")
+                                               : fs::path(s.globals.db_path).parent_path().string();
   if (ro.artifacts_root.empty()) ro.artifacts_root = ".";
   ro.progress = s.quiet ? nullptr : &std::cerr;
   ro.command_line = s.globals.command_line;
@@ -451,7 +458,7 @@ int do_dashboard(State& s) {
   if (!st) return fail(st.error());
   report::DashboardOptions opt;
   opt.out_dir = s.dashboard_out;
-  opt.db_label = s.globals.db_path;
+  opt.db_label = store::display_name(s.globals.db_path);
   opt.max_runs = s.dashboard_runs;
   if (!s.quiet) opt.progress = [](const std::string& line) { std::cerr << "dashboard: " << line << std::endl; };
   util::SteadyClock clock;

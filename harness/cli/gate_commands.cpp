@@ -339,7 +339,7 @@ int do_history(State& s) {
   if (!runs) return fail(runs.error());
   if (runs->empty())
     return fail(Error::input(fmt::format("no completed runs of suite '{}' in {}; `perfgate runs` lists the suites",
-                                         s.suite_filter, s.globals.db_path)));
+                                         s.suite_filter, store::display_name(s.globals.db_path))));
   report::HistoryReport hr;
   hr.suite = s.suite_filter;
   const auto& newest = runs->front();

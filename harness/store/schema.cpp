@@ -171,6 +171,12 @@ UPDATE trials SET host = (SELECT host FROM runs WHERE runs.id = trials.run_id);
 )sql",
 };
 
+}  // namespace
+
+std::span<const char* const> migration_sql() { return k_migrations; }
+
+namespace {
+
 int user_version(sqlite3* db) {
   sqlite3_stmt* s = nullptr;
   int v = -1;

@@ -135,12 +135,7 @@ class SqliteStore final : public Store {
   std::recursive_mutex m_mu;
 };
 
-constexpr const char* k_run_columns =
-    "id, suite, suite_path, description, started_at, ended_at, status, host, pid, fingerprint, fingerprint_hash, "
-    "git_commit, git_branch, seed, argv, env, plan, artifacts_dir, perfgate_version, kind, soak_duration_s, "
-    "soak_window_s, soak_hang_after_s";
-// Columns of k_run_columns, for the queries that select more after them.
-constexpr int k_run_column_count = 23;
+// k_run_columns and k_run_column_count: schema.hpp.
 
 RunRecord SqliteStore::read_run(Stmt& s) {
   RunRecord r;

@@ -1,7 +1,8 @@
 #pragma once
 // The results store. Every analysis reads from it, so anything can be
-// re-analysed later. SqliteStore is the embedded default; the interface is
-// what a shared server database would implement for a fleet.
+// re-analysed later. SQLite is the embedded default; PostgreSQL is the
+// shared one a team's nodes write at once (../shared/DESIGN.md, "Storage
+// backends"). Both hold the same schema.
 
 #include <functional>
 #include <map>
@@ -151,5 +152,20 @@ struct OpenOptions {
 // Opens or creates a perfgate database. Refuses files that are not perfgate
 // databases (never overwrites them) and reports damaged ones.
 Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, const OpenOptions& opts = {});
+
+// Connects to a PostgreSQL database (a libpq URL or key=value string) and
+// creates or upgrades perfgate's schema in it; refuses a database holding
+// another application's tables or a newer schema. Messages never show the
+// password.
+Expected<std::unique_ptr<Store>> open_postgres_store(const std::string& conninfo, const OpenOptions& opts = {});
+
+// What `--db` / PERFGATE_DB names: a postgresql:// or postgres:// URL, or a
+// libpq key=value string, is PostgreSQL; a path is a SQLite file; anything
+// else that looks like a URL is refused as an input error.
+enum class Backend { Sqlite, Postgres };
+Expected<Backend> backend_of(const std::string& spec);
+Expected<std::unique_ptr<Store>> open_store(const std::string& spec, const OpenOptions& opts = {});
+// The spec as it may be shown: a connection string without its password.
+std::string display_name(const std::string& spec);
 
 }  // namespace perfgate::store

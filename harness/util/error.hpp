@@ -55,6 +55,7 @@ class [[nodiscard]] Expected {
   const T* operator->() const { return &value(); }
 
   const Error& error() const { return std::get<1>(m_v); }
+  T value_or(T fallback) const { return has_value() ? value() : fallback; }
 
  private:
   std::variant<T, Error> m_v;

@@ -1,0 +1,83 @@
+#include "harness/store/pg.hpp"
+
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "harness/util/strings.hpp"
+
+namespace perfgate::store::pg {
+
+Params& Params::add(double v) {
+  if (!std::isfinite(v)) return null();
+  // 17 significant digits: the double comes back bit for bit.
+  return add(fmt::format("{:.17g}", v));
+}
+
+std::vector<const char*> Params::pointers() const {
+  std::vector<const char*> out;
+  out.reserve(m_values.size());
+  for (const auto& v : m_values) out.push_back(v ? v->c_str() : nullptr);
+  return out;
+}
+
+bool Result::ok() const {
+  auto s = status();
+  return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+std::string Result::error() const {
+  if (!m_r) return "no result (out of memory or connection lost)";
+  return std::string(util::trim(PQresultErrorMessage(m_r.get())));
+}
+
+std::string Result::sqlstate() const {
+  if (!m_r) return "";
+  const char* s = PQresultErrorField(m_r.get(), PG_DIAG_SQLSTATE);
+  return s ? s : "";
+}
+
+std::string Result::text(int row, int col) const {
+  const char* v = PQgetvalue(m_r.get(), row, col);
+  return std::string(v, static_cast<std::size_t>(PQgetlength(m_r.get(), row, col)));
+}
+
+long long Result::i64(int row, int col) const {
+  if (is_null(row, col)) return 0;
+  return std::strtoll(PQgetvalue(m_r.get(), row, col), nullptr, 10);
+}
+
+double Result::f64(int row, int col) const {
+  if (is_null(row, col)) return std::nan("");
+  return std::strtod(PQgetvalue(m_r.get(), row, col), nullptr);
+}
+
+Result exec(PGconn* c, const std::string& sql) { return Result(PQexec(c, sql.c_str())); }
+
+Result exec(PGconn* c, const std::string& sql, const Params& p) {
+  auto ptrs = p.pointers();
+  return Result(PQexecParams(c, sql.c_str(), p.size(), nullptr, ptrs.data(), nullptr, nullptr, 0));
+}
+
+std::string redact_conninfo(std::string_view conninfo) {
+  std::string s(conninfo);
+  // URL userinfo: scheme://user:secret@host
+  static const std::regex url_pw(R"(^(postgres(?:ql)?://[^:@/?#]*):[^@/?#]*@)", std::regex::icase);
+  s = std::regex_replace(s, url_pw, "$1:***@");
+  // A query parameter: ?password=secret or &password=secret
+  static const std::regex query_pw(R"(([?&]password=)[^&#]*)", std::regex::icase);
+  s = std::regex_replace(s, query_pw, "$1***");
+  // key=value form: password=secret or password='se cret'
+  static const std::regex kv_pw(R"((^|\s)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*))", std::regex::icase);
+  s = std::regex_replace(s, kv_pw, "$1$2***");
+  return s;
+}
+
+bool looks_like_conninfo(std::string_view s) {
+  if (s.starts_with("postgresql://") || s.starts_with("postgres://")) return true;
+  static const std::regex kv(R"((^|\s)(host|hostaddr|port|dbname|user|service|sslmode)\s*=)");
+  return std::regex_search(std::string(s), kv);
+}
+
+}  // namespace perfgate::store::pg
