@@ -13,6 +13,8 @@ packages=(
   libboost-dev             # headers: Boost.Process (exec/), Boost.Math (stats/)
   libboost-filesystem-dev  # Boost.Process 1.74 links Boost.Filesystem
   libsqlite3-dev sqlite3   # store/ (sqlite3 CLI is used by tests to check integrity)
+  libpq-dev                # store/: the shared PostgreSQL store
+  postgresql-15            # tests: a throwaway server (scripts/services/postgres.sh)
   nlohmann-json3-dev       # metrics/, report/
   libcli11-dev             # cli/
   libfmt-dev               # everywhere for formatting

@@ -9,10 +9,15 @@
 
 namespace perfgate::store::pg {
 
-Params& Params::add(double v) {
-  if (!std::isfinite(v)) return null();
+std::string double_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   // 17 significant digits: the double comes back bit for bit.
-  return add(fmt::format("{:.17g}", v));
+  return fmt::format("{:.17g}", v);
+}
+
+Params& Params::add(double v) {
+  if (std::isnan(v)) return null();
+  return add(double_text(v));
 }
 
 std::vector<const char*> Params::pointers() const {
@@ -62,8 +67,8 @@ Result exec(PGconn* c, const std::string& sql, const Params& p) {
 
 std::string redact_conninfo(std::string_view conninfo) {
   std::string s(conninfo);
-  // URL userinfo: scheme://user:secret@host
-  static const std::regex url_pw(R"(^(postgres(?:ql)?://[^:@/?#]*):[^@/?#]*@)", std::regex::icase);
+  // URL userinfo: scheme://user:secret@host (any scheme: a mistyped one too)
+  static const std::regex url_pw(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
   s = std::regex_replace(s, url_pw, "$1:***@");
   // A query parameter: ?password=secret or &password=secret
   static const std::regex query_pw(R"(([?&]password=)[^&#]*)", std::regex::icase);

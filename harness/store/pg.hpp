@@ -32,7 +32,7 @@ class Params {
   Params& add(long long v) { return add(std::to_string(v)); }
   Params& add(int v) { return add(std::to_string(v)); }
   Params& add(bool v) { return add(v ? "1" : "0"); }
-  // NaN and infinities are NULL, as in the SQLite store (one reading path).
+  // NaN is NULL, as in the SQLite store (one reading path).
   Params& add(double v);
   Params& null() {
     m_values.emplace_back(std::nullopt);
@@ -64,6 +64,9 @@ class Result {
  private:
   std::unique_ptr<PGresult, ResultDeleter> m_r;
 };
+
+// A double as PostgreSQL reads it back exactly ("Infinity" for inf).
+std::string double_text(double v);
 
 Result exec(PGconn* c, const std::string& sql);
 Result exec(PGconn* c, const std::string& sql, const Params& p);

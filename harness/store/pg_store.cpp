@@ -390,9 +390,9 @@ Status PgStore::append_samples(long long trial_id, std::span<const SampleRow> ro
     buf += '\t';
     buf += std::to_string(r.step);
     buf += '\t';
-    buf += fmt::format("{:.17g}", r.t_s);
+    buf += pg::double_text(r.t_s);
     buf += '\t';
-    if (std::isfinite(r.value)) buf += fmt::format("{:.17g}", r.value);
+    if (!std::isnan(r.value)) buf += pg::double_text(r.value);
     else buf += "\\N";  // NaN stays NULL, as in SQLite
     buf += '\n';
   }

@@ -42,6 +42,9 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 CONF
+        # One role that must give its password over TCP, for the tests of a
+        # wrong password; everything else is trusted (a test server).
+        as_owner sed -i '1i host all perfgate_pw 127.0.0.1/32 scram-sha-256' "$dir/data/pg_hba.conf"
       fi
       as_owner mkdir -p "$dir/sock"
       as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start >/dev/null
@@ -49,6 +52,9 @@ CONF
     as_owner "$bin/psql" -h "$dir/sock" -p "$port" -U postgres -d postgres -qAt \
       -c "SELECT 1 FROM pg_database WHERE datname = 'perfgate'" | grep -q 1 ||
       as_owner "$bin/createdb" -h "$dir/sock" -p "$port" -U postgres perfgate
+    as_owner "$bin/psql" -h "$dir/sock" -p "$port" -U postgres -d postgres -qAt -c \
+      "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'perfgate_pw') THEN
+         CREATE ROLE perfgate_pw LOGIN PASSWORD 'pw-for-tests-only'; END IF; END \$\$" >/dev/null
     url
     ;;
   url) url ;;

@@ -7,6 +7,7 @@
 #include "tests/unit/support/paths.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
+#include "tests/unit/support/backends.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -14,9 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<store::Store> open_at(const fs::path& p) {
-  auto s = store::open_sqlite_store(p.string());
-  if (!s) FAIL("open_sqlite_store: " << s.error().message);
+std::unique_ptr<store::Store> open_at(const std::string& spec) {
+  auto s = store::open_store(spec);
+  if (!s) FAIL("open_store: " << s.error().message);
   return std::move(*s);
 }
 
@@ -41,8 +42,9 @@ long long add_run(store::Store& st, const std::string& suite, std::vector<std::s
 }  // namespace
 
 TEST_CASE("find_runs filters by suite, tag, commit prefix, age and status", "[store]") {
+  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
   test::TempDir dir("gates");
-  auto st = open_at(dir / "p.db");
+  auto st = open_at(test::database_for(backend, dir / "p.db"));
   long long a = add_run(*st, "nightly", {"nightly"}, "aaaa1111", "m1");
   long long b = add_run(*st, "nightly", {"nightly", "x"}, "bbbb2222", "m1");
   long long c = add_run(*st, "nightly", {"adhoc"}, "aaaa3333", "m1");
@@ -93,8 +95,9 @@ TEST_CASE("find_runs filters by suite, tag, commit prefix, age and status", "[st
 }
 
 TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
+  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
   test::TempDir dir("gates");
-  auto st = open_at(dir / "p.db");
+  auto st = open_at(test::database_for(backend, dir / "p.db"));
   long long base = add_run(*st, "s", {}, "a", "m");
   long long cand = add_run(*st, "s", {}, "b", "m");
 
@@ -163,7 +166,7 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
 TEST_CASE("a version 1 database is migrated and keeps its runs", "[store]") {
   test::TempDir dir("gates");
   fs::copy_file(fs::path(perfgate::test::data_dir()) / "store" / "v1.db", dir / "old.db");
-  auto st = open_at(dir / "old.db");
+  auto st = open_at((dir / "old.db").string());
   auto runs = st->list_runs(10, "");
   REQUIRE(runs.has_value());
   REQUIRE(runs->size() == 1);

@@ -12,6 +12,7 @@
 
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
+#include "tests/unit/support/backends.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -20,11 +21,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<store::Store> open_store(const fs::path& p) {
-  auto s = store::open_sqlite_store(p.string());
-  if (!s) FAIL("open_sqlite_store: " << s.error().message);
+std::unique_ptr<store::Store> open_store(const std::string& spec) {
+  auto s = store::open_store(spec);
+  if (!s) FAIL("open_store: " << s.error().message);
   return std::move(*s);
 }
+
+// Every test below that is not about SQLite files runs on both backends.
+#define BOTH_BACKENDS const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql")
 
 RunRecord make_run(const std::string& suite, std::vector<std::string> tags = {}) {
   RunRecord r;
@@ -94,10 +98,11 @@ model::MetricSummary summary(const std::string& metric, double value, bool scala
 }  // namespace
 
 TEST_CASE("a run round-trips through the store", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store");
   auto db = tmp / "results" / "perfgate.db";  // the parent directory is created
-  auto st = open_store(db);
-  REQUIRE(fs::exists(db));
+  auto st = open_store(test::database_for(backend, db));
+  if (backend == "sqlite") REQUIRE(fs::exists(db));
 
   auto rec = make_run("nightly", {"nightly", "ci", "nightly"});
   auto run_id = st->begin_run(rec);
@@ -278,10 +283,11 @@ TEST_CASE("a run round-trips through the store", "[store]") {
 }
 
 TEST_CASE("a NaN trial summary comes back as NaN, not 0", "[store]") {
+  BOTH_BACKENDS;
   // A loss that went NaN gives NaN summaries; reading them back as 0 would
   // show a perfect loss instead of a broken run.
   test::TempDir tmp("store-nan");
-  auto st = open_store(tmp / "p.db");
+  auto st = open_store(test::database_for(backend, tmp / "p.db"));
   auto run = st->begin_run(make_run("s"));
   REQUIRE(run.has_value());
   auto cfg = st->config_id("w", "{}");
@@ -308,8 +314,9 @@ TEST_CASE("a NaN trial summary comes back as NaN, not 0", "[store]") {
 }
 
 TEST_CASE("list_runs counts ok and failed trials", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-list");
-  auto st = open_store(tmp / "p.db");
+  auto st = open_store(test::database_for(backend, tmp / "p.db"));
   auto r1 = st->begin_run(make_run("alpha"));
   auto r2 = st->begin_run(make_run("beta", {"nightly"}));
   auto r3 = st->begin_run(make_run("alpha"));
@@ -360,8 +367,9 @@ TEST_CASE("list_runs counts ok and failed trials", "[store]") {
 }
 
 TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-resolve");
-  auto st = open_store(tmp / "p.db");
+  auto st = open_store(test::database_for(backend, tmp / "p.db"));
 
   SECTION("an empty store has no latest run") {
     auto r = st->resolve_run("latest");
@@ -405,8 +413,9 @@ TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
 }
 
 TEST_CASE("resolve_run of a huge number is an input error, not an exception", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-huge");
-  auto st = open_store(tmp / "p.db");
+  auto st = open_store(test::database_for(backend, tmp / "p.db"));
   REQUIRE(st->begin_run(make_run("s")).has_value());
   Expected<long long> r = Error::harness("not called");
   REQUIRE_NOTHROW(r = st->resolve_run("99999999999999999999999"));
@@ -415,33 +424,44 @@ TEST_CASE("resolve_run of a huge number is an input error, not an exception", "[
 }
 
 TEST_CASE("every database has its own id, kept across reopening", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-id");
   std::string first;
   {
-    auto st = open_store(tmp / "a.db");
+    auto st = open_store(test::database_for(backend, tmp / "a.db"));
     auto id = st->store_id();
     REQUIRE(id.has_value());
     CHECK(id->size() == 12);
     CHECK(id->find_first_not_of("0123456789abcdef") == std::string::npos);
     first = *id;
   }
-  CHECK(*open_store(tmp / "a.db")->store_id() == first);
-  CHECK(*open_store(tmp / "b.db")->store_id() != first);
+  CHECK(*open_store(test::database_for(backend, tmp / "a.db"))->store_id() == first);
+  CHECK(*open_store(test::database_for(backend, tmp / "b.db"))->store_id() != first);
 }
 
 TEST_CASE("reopening a database keeps its data and schema version", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-reopen");
   auto db = tmp / "p.db";
+  const std::string spec = test::database_for(backend, db);
+  auto version = [&] {
+    return backend == "sqlite" ? raw_int(db, "PRAGMA user_version")
+                               : std::stoll(test::pg_query(spec, "SELECT version FROM perfgate_schema"));
+  };
+  auto runs = [&] {
+    return backend == "sqlite" ? raw_int(db, "SELECT count(*) FROM runs")
+                               : std::stoll(test::pg_query(spec, "SELECT count(*) FROM runs"));
+  };
   long long run = 0;
   {
-    auto st = open_store(db);
+    auto st = open_store(spec);
     auto r = st->begin_run(make_run("s", {"x"}));
     REQUIRE(r.has_value());
     run = *r;
   }
-  CHECK(raw_int(db, "PRAGMA user_version") == store::k_schema_version);
+  CHECK(version() == store::k_schema_version);
   for (int i = 0; i < 2; ++i) {
-    auto st = open_store(db);
+    auto st = open_store(spec);
     auto data = st->load_run(run);
     REQUIRE(data.has_value());
     CHECK(data->run.suite == "s");
@@ -450,9 +470,9 @@ TEST_CASE("reopening a database keeps its data and schema version", "[store]") {
     REQUIRE(r.has_value());
     CHECK(*r > run);
   }
-  CHECK(raw_int(db, "PRAGMA user_version") == store::k_schema_version);
-  CHECK(raw_int(db, "PRAGMA application_id") != 0);
-  CHECK(raw_int(db, "SELECT count(*) FROM runs") == 3);
+  CHECK(version() == store::k_schema_version);
+  if (backend == "sqlite") CHECK(raw_int(db, "PRAGMA application_id") != 0);
+  CHECK(runs() == 3);
 }
 
 TEST_CASE("a file that is not SQLite is refused and left unchanged", "[store]") {
@@ -505,33 +525,42 @@ TEST_CASE("a SQLite database of another application is refused and left unchange
 }
 
 TEST_CASE("a database from a newer perfgate is refused", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-newer");
   auto path = tmp / "p.db";
+  const std::string spec = test::database_for(backend, path);
   {
-    auto st = open_store(path);
+    auto st = open_store(spec);
     REQUIRE(st->begin_run(make_run("s")).has_value());
   }
   const int newer = store::k_schema_version + 1;
-  raw_exec(path, "PRAGMA user_version = " + std::to_string(newer) + ";");
-  auto s = store::open_sqlite_store(path.string());
+  if (backend == "sqlite") raw_exec(path, "PRAGMA user_version = " + std::to_string(newer) + ";");
+  else test::pg_query(spec, "UPDATE perfgate_schema SET version = " + std::to_string(newer));
+  auto s = store::open_store(spec);
   REQUIRE_FALSE(s.has_value());
   CHECK(s.error().kind == ErrorKind::Harness);
   CHECK_THAT(s.error().message, Catch::Contains("newer"));
-  CHECK(raw_int(path, "PRAGMA user_version") == newer);
-  CHECK(raw_int(path, "SELECT count(*) FROM runs") == 1);
+  if (backend == "sqlite") {
+    CHECK(raw_int(path, "PRAGMA user_version") == newer);
+    CHECK(raw_int(path, "SELECT count(*) FROM runs") == 1);
+  } else {
+    CHECK(test::pg_query(spec, "SELECT version FROM perfgate_schema") == std::to_string(newer));
+    CHECK(test::pg_query(spec, "SELECT count(*) FROM runs") == "1");
+  }
 }
 
 TEST_CASE("an empty file becomes a new database", "[store]") {
   test::TempDir tmp("store-empty");
   auto path = tmp / "p.db";
   test::write_file(path, "");
-  auto st = open_store(path);
+  auto st = open_store(path.string());
   CHECK(st->begin_run(make_run("s")).has_value());
 }
 
 TEST_CASE("close_abandoned_runs marks runs of dead perfgates interrupted", "[store]") {
+  BOTH_BACKENDS;
   test::TempDir tmp("store-abandoned");
-  auto st = open_store(tmp / "p.db");
+  auto st = open_store(test::database_for(backend, tmp / "p.db"));
   auto cfg = st->config_id("w", "{}");
   REQUIRE(cfg.has_value());
 

@@ -1,0 +1,20 @@
+#pragma once
+// The store tests run against both backends: a SQLite file, and a fresh
+// database on the throwaway PostgreSQL server ctest starts (fixture
+// "postgres", scripts/services/postgres.sh) and names in PERFGATE_TEST_PG.
+
+#include <filesystem>
+#include <string>
+
+namespace perfgate::test {
+
+// The --db spec for `backend` ("sqlite" or "postgresql"): the SQLite path
+// itself, or a new, empty PostgreSQL database made the first time `path` is
+// asked for (the same one after). Fails the test when there is no server.
+std::string database_for(const std::string& backend, const std::filesystem::path& path);
+
+// Runs SQL on the PostgreSQL database `spec` outside perfgate; returns the
+// first column of the first row ("" when none).
+std::string pg_query(const std::string& spec, const std::string& sql);
+
+}  // namespace perfgate::test
