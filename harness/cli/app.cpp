@@ -34,6 +34,8 @@ const std::vector<Command>& commands() {
        do_sweep},
       {"dashboard", "write a static HTML dashboard of the database (overview, trends, sweeps, soaks, runs)",
        setup_dashboard, do_dashboard},
+      {"db", "database maintenance: `db copy FROM TO` moves a whole history between SQLite and PostgreSQL", setup_db,
+       do_db},
       {"import", "record results produced outside perfgate (Google Benchmark JSON, metric-protocol JSON lines) as a run",
        setup_import, do_import},
   };

@@ -19,6 +19,7 @@
 #include "harness/report/run_reporter.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/runner/slots.hpp"
+#include "harness/store/copy.hpp"
 #include "harness/store/store.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
@@ -407,6 +408,35 @@ void setup_import(CLI::App& sub, State& s) {
   sub.add_option("--commit", s.commit, "commit measured (default: git HEAD of the current directory)");
   sub.add_option("--branch", s.branch, "branch measured (default: from git)");
   sub.add_flag("-q,--quiet", s.quiet, "no per-file progress lines");
+}
+
+void setup_db(CLI::App& sub, State& s) {
+  sub.require_subcommand(1);
+  s.db_copy = sub.add_subcommand("copy", "copy every run (trials, samples, verdicts) of FROM into TO; refuses a TO that "
+                                         "already holds any of them");
+  s.db_copy->add_option("from", s.copy_from, "source database: a SQLite file or a postgresql:// URL")->required();
+  s.db_copy->add_option("to", s.copy_to, "target database, created or upgraded if needed")->required();
+}
+
+int do_db(State& s) {
+  if (!s.db_copy || !s.db_copy->parsed()) return fail(Error::input("db: use `perfgate db copy FROM TO`"));
+  auto t = util::parse_duration_s(s.globals.db_timeout);
+  if (!t) return fail(Error::input("--db-timeout: " + t.error().message));
+  const std::string from_name = store::display_name(s.copy_from), to_name = store::display_name(s.copy_to);
+  if (store::backend_of(s.copy_from).value_or(store::Backend::Sqlite) == store::Backend::Sqlite &&
+      !fs::exists(s.copy_from))
+    return fail(Error::input(fmt::format("{}: no such database", from_name)));
+  auto from = store::open_store(s.copy_from, {*t});
+  if (!from) return fail(from.error());
+  auto to = store::open_store(s.copy_to, {*t});
+  if (!to) return fail(to.error());
+  auto counts = store::copy_history(**from, **to, [&](long long a, long long b) {
+    std::cerr << fmt::format("run {} -> {}\n", a, b);
+  });
+  if (!counts) return fail(counts.error());
+  std::cout << fmt::format("copied {} run(s), {} trial(s), {} sample(s), {} gate(s) from {} to {}\n", counts->runs,
+                           counts->trials, counts->samples, counts->gates, from_name, to_name);
+  return 0;
 }
 
 int do_import(State& s) {

@@ -49,6 +49,9 @@ struct State {
   bool no_rerun = false;     // --no-rerun: never launch trials from a gate
   std::string max_failures;  // run --max-failures N|P%
   std::string slots;         // run/soak --slots npu:0-7[/N] or a YAML mapping
+  // db copy FROM TO
+  std::string copy_from, copy_to;
+  CLI::App* db_copy = nullptr;
   std::string sweep_axes;    // sweep --axes A,B
   bool strict = false;
   bool force = false;
@@ -111,5 +114,7 @@ void setup_dashboard(CLI::App& sub, State& s);
 int do_dashboard(State& s);
 void setup_import(CLI::App& sub, State& s);
 int do_import(State& s);
+void setup_db(CLI::App& sub, State& s);
+int do_db(State& s);
 
 }  // namespace perfgate::cli
