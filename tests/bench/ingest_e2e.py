@@ -12,7 +12,12 @@ With --format megatron the workload instead prints N Megatron iteration lines
 (11 metrics each) on stdout and the suite reads them with `parser: megatron`:
 the log presets' end-to-end rate, and a peak RSS that must not grow with N.
 
+With --db a PostgreSQL URL (or libpq string) every run writes that database
+instead of a fresh SQLite file; --writers K starts K perfgate runs at once
+(each its own trial of N records) and reports their total rate.
+
 usage: ingest_e2e.py PERFGATE_BIN [--records 1000000] [--repeats 5] [--format jsonl|megatron]
+                     [--db postgresql://...] [--writers 1]
 """
 import argparse
 import json
@@ -30,6 +35,8 @@ def main():
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--format", choices=["jsonl", "megatron"], default="jsonl")
+    ap.add_argument("--db", help="a PostgreSQL URL or libpq string (default: a fresh SQLite file per run)")
+    ap.add_argument("--writers", type=int, default=1)
     a = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="perfgate-ingest-", dir=os.getcwd())
@@ -57,21 +64,25 @@ def main():
                         f"  - name: replay\n    command: [cat, {data}]\n    metrics: {{parser: megatron}}\n")
         walls, rss = [], []
         for r in range(a.repeats):
-            db = os.path.join(work, f"run{r}.db")
+            procs = []
             t0 = time.perf_counter()
-            p = subprocess.Popen([a.perfgate, "run", suite, "--db", db, "-q", "--commit", "bench"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            _, status, usage = os.wait4(p.pid, 0)
+            for w in range(a.writers):
+                db = a.db or os.path.join(work, f"run{r}-{w}.db")
+                procs.append(subprocess.Popen([a.perfgate, "run", suite, "--db", db, "-q", "--commit", "bench"],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            for p in procs:
+                _, status, usage = os.wait4(p.pid, 0)
+                p.returncode = os.waitstatus_to_exitcode(status)
+                if p.returncode != 0:
+                    raise SystemExit(f"perfgate failed: {p.stderr.read().decode()}")
+                rss.append(usage.ru_maxrss / 1024.0)
             walls.append(time.perf_counter() - t0)
-            p.returncode = os.waitstatus_to_exitcode(status)
-            if p.returncode != 0:
-                raise SystemExit(f"perfgate failed: {p.stderr.read().decode()}")
-            rss.append(usage.ru_maxrss / 1024.0)
-        samples = a.records * per_record
+        samples = a.records * per_record * a.writers
         med = statistics.median(walls)
-        print(f"format: {a.format}, records: {a.records}, samples: {samples}, runs: {a.repeats}")
+        print(f"format: {a.format}, records: {a.records} x {a.writers} writer(s), samples: {samples}, runs: {a.repeats}, "
+              f"database: {'PostgreSQL' if a.db else 'SQLite'}")
         print(f"perfgate run wall time: median {med:.2f} s (min {min(walls):.2f}, max {max(walls):.2f})")
-        print(f"ingestion: median {a.records / med:,.0f} records/s, {samples / med:,.0f} samples/s")
+        print(f"ingestion: median {a.records * a.writers / med:,.0f} records/s, {samples / med:,.0f} samples/s")
         print(f"perfgate peak RSS: median {statistics.median(rss):.1f} MB (max {max(rss):.1f} MB)")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -188,9 +188,12 @@ class OldDatabases(PerfgateTestCase):
         self.assertTrue(runs)
         self.assertTrue(all(x["kind"] in ("run", "soak", "import") for x in runs))
         con = sqlite3.connect(old)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 4)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
         cols = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
         self.assertTrue({"steady_class", "steady_start", "compile_steps", "last_step_s"} <= cols)
+        # v5: where each trial ran; old trials take their run's host and no slot.
+        self.assertTrue({"host", "slot", "device_kind", "devices"} <= cols)
+        self.assertEqual(con.execute("SELECT count(*) FROM trials WHERE slot <> -1 OR host = ''").fetchone()[0], 0)
         # v4: the database got its own id, which keeps its run folders apart from other databases'.
         self.assertRegex(con.execute("SELECT value FROM store_info WHERE key = 'id'").fetchone()[0], r"^[0-9a-f]{12}$")
         con.close()

@@ -48,7 +48,7 @@ store::RunRecord a_run(const std::string& suite, const std::string& host) {
 
 }  // namespace
 
-TEST_CASE("--db: PostgreSQL URLs and libpq strings, SQLite paths, and URL-like mistakes", "[store]") {
+TEST_CASE("database specs: PostgreSQL URLs and libpq strings, SQLite paths, and URL-like mistakes", "[store]") {
   using store::Backend;
   CHECK(*store::backend_of("postgresql://u@h:5432/db") == Backend::Postgres);
   CHECK(*store::backend_of("postgres://h/db") == Backend::Postgres);
