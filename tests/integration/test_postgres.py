@@ -183,6 +183,24 @@ workloads:
         self.assertEqual(psql(self.url, "SELECT string_agg(status, ',') FROM trials"), "ok,ok,ok,ok")
         self.assertEqual(psql(self.url, "SELECT status FROM runs"), "completed")
 
+    def test_a_killed_writer_leaves_no_half_trial(self):
+        suite = self.steps_suite(sleep=0.1, repeats=4)
+        bg = self.start_perfgate("run", suite, db=self.url)
+        self.assertTrue(bg.wait_for_line(r"^\[1/4\] .* ok ", 30), bg.stderr())
+        bg.proc.send_signal(signal.SIGKILL)
+        self.assertEqual(bg.wait(10), -signal.SIGKILL)
+        self.assertNoMarkedProcesses(grace_s=5)
+        # The finished trial is whole; the one in flight is still "running", with no summaries.
+        self.assertEqual(psql(self.url, "SELECT string_agg(status, ',' ORDER BY seq) FROM trials"), "ok,running")
+        self.assertEqual(psql(self.url, "SELECT count(*) FROM trial_summaries s JOIN trials t ON t.id = s.trial_id "
+                                        "WHERE t.status = 'running'"), "0")
+        r = self.pg("run", suite, "--set", "repeats=1")
+        self.assertExit(r, EXIT_OK)
+        self.assertIn("marked 1 abandoned run(s)", r.stderr)
+        self.assertEqual(psql(self.url, "SELECT string_agg(status, ',' ORDER BY id) FROM runs"), "interrupted,completed")
+        self.assertEqual(psql(self.url, "SELECT string_agg(status, ',' ORDER BY seq) FROM trials WHERE run_id = 1"),
+                         "ok,interrupted")
+
     def test_errors_name_the_problem_and_never_the_password(self):
         suite = self.steps_suite()
         port = SERVER.rsplit("port=", 1)[1].split("&")[0]

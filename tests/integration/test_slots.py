@@ -194,6 +194,69 @@ workloads:
             self.assertEqual(e["slot_devices"], str(e["cpus"][0]))
             self.assertIsNone(e["visible"])
 
+    def test_faults_with_eight_in_flight(self):
+        # A hang, a crash, a signal, a flood and ordinary trials side by side: each ends as
+        # in the serial executor and nothing of the others is lost.
+        suite = self.write_suite(f"""\
+suite: faults
+defaults: {{repeats: 2, timeout: 3s, kill_grace: 1s, log_limit: 1MB}}
+workloads:
+  - name: hang
+    command: {self.command("hang.py", "--child", "--marker", self.marker)}
+  - name: crash
+    command: {self.command("fail.py", "exit", "3", "crash")}
+  - name: killed
+    command: {self.command("fail.py", "signal", "9", "killed")}
+  - name: flood
+    command: {self.command("flood.py", "20000000")}
+  - name: fine
+    command: {self.command("steps.py", "--steps", "10", "--sleep", "0.05", "--marker", self.marker)}
+""")
+        t0 = time.monotonic()
+        r = self.perfgate("run", suite, "--slots", "npu:0-7", env=self.env8(), timeout=120)
+        elapsed = time.monotonic() - t0
+        self.assertExit(r, 0, "some trials are fine")
+        show = self.show_json()
+        workload_of = {c["config_id"]: c["workload"] for c in show["configs"]}
+        status = collections.defaultdict(list)
+        for t in show["trials"]:
+            status[workload_of[t["config_id"]]].append(t)
+        self.assertEqual([t["status"] for t in status["hang"]], ["timed_out"] * 2)
+        self.assertTrue(all(t["wall_s"] < 5.5 for t in status["hang"]), status["hang"])
+        self.assertEqual([t["status"] for t in status["crash"]], ["failed"] * 2)
+        self.assertTrue(all("exited with code 3" in t["error"] and "FATAL crash" in t["error"] for t in status["crash"]))
+        self.assertEqual([t["signal"] for t in status["killed"]], [9, 9])
+        self.assertTrue(all(t["status"] == "ok" and "was cut to" in t["notes"] for t in status["flood"]), status["flood"])
+        self.assertTrue(all(t["status"] == "ok" and t["steps"] == 10 for t in status["fine"]), status["fine"])
+        # The two hangs time out side by side, not one after another.
+        self.assertLess(elapsed, 3 * 2 + 5)
+        self.assertNoMarkedProcesses(grace_s=2.0)
+        # Each trial had its own card; the crash's stderr is its own.
+        self.assertEqual(len({tuple(t["devices"]) for t in show["trials"]}), 8)
+        for t in status["crash"]:
+            self.assertNotIn("killed", (Path(t["log_dir"]) / "stderr.log").read_text())
+
+    def test_a_soak_runs_its_workloads_side_by_side(self):
+        suite = self.write_suite(f"""\
+suite: soak-slots
+defaults: {{repeats: 1, warmup: none}}
+workloads:
+  - name: a
+    command: {self.command("deadline.py")}
+  - name: b
+    command: {self.command("deadline.py")}
+""")
+        t0 = time.monotonic()
+        r = self.perfgate("soak", suite, "--duration", "3s", "--window", "1s", "--slots", "npu:0-1", env=self.env8(),
+                          timeout=60)
+        elapsed = time.monotonic() - t0
+        self.assertExit(r, 0, "soak")
+        self.assertLess(elapsed, 5.5, "two 3-second workloads side by side take about 3 s, not 6")
+        self.assertIn("soak ETA", r.stderr)
+        show = self.show_json()
+        self.assertEqual(sorted(t["devices"][0] for t in show["trials"]), [0, 1])
+        self.assertTrue(all(t["status"] == "ok" for t in show["trials"]), show["trials"])
+
     def test_bad_slots_are_input_errors(self):
         suite = self.probe_suite([0.1], repeats=1, samplers="[]")
         for bad, words in (("npu:0-6/2", "left over"), ("npu", "KIND:DEVICES"), ("mlu:0-1", "env:")):
