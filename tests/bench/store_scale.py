@@ -88,7 +88,7 @@ def main():
         for _ in range(a.repeats):
             for backend, spec in (("sqlite", dbs), ("postgresql", pg)):
                 took, p = timed([perfgate, "--db", spec["gate"], "gate", "--run", "latest:cand", "--baseline",
-                                 "tag:base,last:3", "--no-rerun", "--format", "json"])
+                                 "tag:base,last:3", "--metric", "m*_ms", "--no-rerun", "--format", "json"])
                 gate[backend].append(took)
                 comparisons = p.stdout.count('"verdict":')
                 took, _ = timed([perfgate, "--db", spec["dash"], "dashboard", "--out", os.path.join(work, "d-" + backend),
