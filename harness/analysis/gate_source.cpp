@@ -45,6 +45,12 @@ Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {
         if (!o) return o.error();
         lo.overrides.push_back(*o);
       }
+      // The slots it ran on (--slots), so added trials run side by side as its own did.
+      if (auto sl = plan["load"].value("slots", std::string()); !sl.empty()) {
+        auto spec = suite::parse_slots_option(sl);
+        if (!spec) return spec.error();
+        lo.slots = *spec;
+      }
     }
     auto s = suite::load_suite(run.suite_path, lo);
     if (!s) return Error::input(fmt::format("cannot add trials to run {}: its suite {} no longer loads: {}", m_run,

@@ -193,6 +193,7 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   ro.sets = s.sets;
   ro.soak = soak;
   ro.slots = slots;
+  ro.slots_option = s.slots;
   if (ro.soak.enabled && ro.soak.window_s <= 0) ro.soak.window_s = soak_window_for(soak, *suite);
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);

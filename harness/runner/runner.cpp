@@ -14,6 +14,7 @@
 #include "harness/metrics/output_parser.hpp"
 #include "harness/runner/collector.hpp"
 #include "harness/runner/executor.hpp"
+#include "harness/runner/slots.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/runner/trial_spec.hpp"
 #include "harness/sampling/sampler.hpp"
@@ -85,6 +86,7 @@ struct TrialShared {
   Status store_failure = Ok{};
   int finished = 0;
   int started = 0;
+  std::size_t slots = 1;  // trials side by side
   std::map<std::size_t, double> running_until;  // trial index -> when its duration ends (unix s)
 };
 
@@ -185,8 +187,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
           double eta = 0;
           for (const auto& [i, until] : shared.running_until) eta = std::max(eta, until - now);
           const std::size_t waiting = plan.trials.size() - static_cast<std::size_t>(shared.started);
-          const std::size_t width = std::max<std::size_t>(1, opts.slots.size());
-          eta += static_cast<double>((waiting + width - 1) / width) * duration_s;
+          eta += static_cast<double>((waiting + shared.slots - 1) / shared.slots) * duration_s;
           opts.soak.on_progress(label, duration_s, p, std::max(0.0, eta));
         });
       }
@@ -329,7 +330,13 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     std::lock_guard lock(shared.mu);
     say(fmt::format("slot {}: waiting for {} {}, held by another process ({})", slot.index, slot.kind, device, path));
   };
-  auto executor = make_local_executor(opts.slots, std::move(eo));
+  // The slots given, else the suite's (or its profiles'): an adaptive gate
+  // adding trials to a run reloads the suite and runs them as the run did.
+  std::vector<model::Slot> slots = opts.slots;
+  if (slots.empty() && suite.slots)
+    if (auto made = make_slots(*suite.slots)) slots = std::move(*made);
+  shared.slots = std::max<std::size_t>(1, slots.size());
+  auto executor = make_local_executor(std::move(slots), std::move(eo));
   std::vector<std::size_t> indexes(plan.trials.size());
   for (std::size_t i = 0; i < indexes.size(); ++i) indexes[i] = i;
   Executed ex = executor->execute(plan, indexes, run_trial);
@@ -349,7 +356,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
 
 std::string plan_json(const model::Plan& plan, const RunOptions& opts) {
   nlohmann::json j;
-  j["load"] = {{"profiles", opts.profiles}, {"sets", opts.sets}};
+  j["load"] = {{"profiles", opts.profiles}, {"sets", opts.sets}, {"slots", opts.slots_option}};
   j["seed"] = plan.seed;
   j["order"] = plan.order;
   j["cases"] = nlohmann::json::array();

@@ -56,6 +56,7 @@ struct RunOptions {
   // The node's slots (suite, profile or --slots through make_slots): one
   // runs the trials one at a time in plan order, more run side by side.
   std::vector<model::Slot> slots;
+  std::string slots_option;      // --slots as given, stored with the plan (an adaptive gate reuses it)
   std::string lock_dir;          // device locks; empty: device_lock_dir()
 };
 

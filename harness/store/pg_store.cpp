@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -709,13 +710,25 @@ Expected<std::vector<RunRecord>> PgStore::find_runs(const RunQuery& q) {
 
 Expected<long long> PgStore::save_gate(const GateRecord& g) {
   std::lock_guard lock(m_mu);
+  // Ids first, each configuration and metric once (a gate of 100
+  // configurations x 100 metrics names each 100 times).
   std::vector<std::pair<long long, long long>> ids;
+  std::map<std::pair<std::string, std::string>, long long> configs;
+  std::map<std::string, long long> metrics;
   for (const auto& c : g.comparisons) {
-    auto cid = config_id_locked(c.workload, c.params_json);
-    if (!cid) return cid.error();
-    auto mid = metric_id_locked(c.metric);
-    if (!mid) return mid.error();
-    ids.emplace_back(*cid, *mid);
+    auto [cit, new_config] = configs.try_emplace({c.workload, c.params_json}, 0);
+    if (new_config) {
+      auto cid = config_id_locked(c.workload, c.params_json);
+      if (!cid) return cid.error();
+      cit->second = *cid;
+    }
+    auto [mit, new_metric] = metrics.try_emplace(c.metric.name, 0);
+    if (new_metric) {
+      auto mid = metric_id_locked(c.metric);
+      if (!mid) return mid.error();
+      mit->second = *mid;
+    }
+    ids.emplace_back(cit->second, mit->second);
   }
   long long gate_id = 0;
   auto st = transaction("recording a gate", [&]() -> Status {
@@ -729,21 +742,37 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
                           .add(g.outcome).add(g.trials_added).add(g.forced ? 1 : 0));
     if (!r.ok()) return fail(r, "recording a gate");
     gate_id = r.i64(0, 0);
-    for (std::size_t i = 0; i < g.comparisons.size(); ++i) {
-      const auto& c = g.comparisons[i];
+    // Verdicts in multi-row statements, 500 (10,000 parameters) at a time.
+    constexpr std::size_t k_rows = 500, k_cols = 20;
+    for (std::size_t first = 0; first < g.comparisons.size(); first += k_rows) {
+      const std::size_t last = std::min(g.comparisons.size(), first + k_rows);
       pg::Params p;
-      p.add(gate_id).add(ids[i].first).add(ids[i].second).add(model::to_string(c.verdict)).add(c.threshold_rel)
-          .add(c.n_base).add(c.n_cand).add(c.failed_base).add(c.failed_cand);
-      for (double x : {c.base_median, c.cand_median, c.change_rel, c.change_low_rel, c.change_high_rel}) p.add(x);
-      if (c.tested) p.add(c.u).add(c.p_value).add(c.p_adjusted);
-      else p.null().null().null();
-      p.add(c.extra_trials).add(c.added_trials).add(c.note);
+      std::string values;
+      for (std::size_t i = first; i < last; ++i) {
+        const auto& c = g.comparisons[i];
+        p.add(gate_id).add(ids[i].first).add(ids[i].second).add(model::to_string(c.verdict)).add(c.threshold_rel)
+            .add(c.n_base).add(c.n_cand).add(c.failed_base).add(c.failed_cand);
+        for (double x : {c.base_median, c.cand_median, c.change_rel, c.change_low_rel, c.change_high_rel}) p.add(x);
+        if (c.tested) p.add(c.u).add(c.p_value).add(c.p_adjusted);
+        else p.null().null().null();
+        p.add(c.extra_trials).add(c.added_trials).add(c.note);
+        values += i == first ? "(" : ", (";
+        for (std::size_t k = 0; k < k_cols; ++k) {
+          // Types spelled out: libpq sends text, and a NULL has none to infer in a VALUES list.
+          static constexpr const char* k_types[k_cols] = {"bigint", "bigint", "bigint", "text",   "float8",
+                                                          "bigint", "bigint", "bigint", "bigint", "float8",
+                                                          "float8", "float8", "float8", "float8", "float8",
+                                                          "float8", "float8", "bigint", "bigint", "text"};
+          values += fmt::format("{}${}::{}", k ? ", " : "", (i - first) * k_cols + k + 1, k_types[k]);
+        }
+        values += ")";
+      }
       auto v = pg::exec(m_conn.get(),
                         "INSERT INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
                         "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, "
-                        "p_adjusted, extra_trials, added_trials, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-                        "$11, $12, $13, $14, $15, $16, $17, $18, $19, $20) ON CONFLICT (gate_id, config_id, metric_id) "
-                        "DO UPDATE SET verdict = excluded.verdict, note = excluded.note",
+                        "p_adjusted, extra_trials, added_trials, note) VALUES " + values +
+                            " ON CONFLICT (gate_id, config_id, metric_id) DO UPDATE SET verdict = excluded.verdict, "
+                            "note = excluded.note",
                         p);
       if (!v.ok()) return fail(v, "recording a verdict");
     }
