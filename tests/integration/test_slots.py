@@ -257,6 +257,26 @@ workloads:
         self.assertEqual(sorted(t["devices"][0] for t in show["trials"]), [0, 1])
         self.assertTrue(all(t["status"] == "ok" for t in show["trials"]), show["trials"])
 
+    def test_a_slow_card_is_a_finding(self):
+        suite = self.write_suite(f"""\
+suite: cards
+defaults: {{repeats: 8, timeout: 60s, metrics: {{primary: slept_s}}}}
+workloads:
+  - name: probe
+    command: {self.command("slot_probe.py", "--sleep", "{nap_s}", "--record", str(self.record),
+                           "--slow-device", "2", "--marker", self.marker)}
+    matrix: {{nap_s: [0.2, 0.3]}}
+""")
+        r = self.perfgate("run", suite, "--slots", "npu:0-3", env=self.env8(), timeout=120)
+        self.assertExit(r, 0)
+        show = self.show_json()
+        self.assertEqual(len(show["slow_devices"]), 1, show["slow_devices"])
+        slow = show["slow_devices"][0]
+        self.assertEqual((slow["device_kind"], slow["devices"]), ("npu", "2"))
+        self.assertAlmostEqual(slow["median_worse"], 0.5, delta=0.1)
+        text = self.perfgate("show", "latest")
+        self.assertRegex(text.stdout, r"npu 2 on \S+: its \d+ trials were all slower than the same configurations")
+
     def test_bad_slots_are_input_errors(self):
         suite = self.probe_suite([0.1], repeats=1, samplers="[]")
         for bad, words in (("npu:0-6/2", "left over"), ("npu", "KIND:DEVICES"), ("mlu:0-1", "env:")):
