@@ -85,28 +85,30 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
       auto new_trial = to.begin_trial(trial);
       if (!new_trial) return new_trial.error();
       trial.id = *new_trial;
-      // Raw samples, metric by metric.
+      // Raw samples, metric by metric, in batches that span metrics (a
+      // trial of 100 short series is one write, not 100).
       auto sampled = from.sampled_metrics(src_trial);
       if (!sampled) return sampled.error();
+      std::vector<SampleRow> batch;
+      Status write = Ok{};
+      auto flush = [&] {
+        if (batch.empty() || !write) return;
+        write = to.append_samples(trial.id, batch);
+        counts.samples += static_cast<long long>(batch.size());
+        batch.clear();
+      };
       for (const auto& [info, src_metric] : *sampled) {
         auto dst_metric = target_metric(info);
         if (!dst_metric) return dst_metric.error();
-        std::vector<SampleRow> batch;
-        Status write = Ok{};
-        auto flush = [&] {
-          if (batch.empty() || !write) return;
-          write = to.append_samples(trial.id, batch);
-          counts.samples += static_cast<long long>(batch.size());
-          batch.clear();
-        };
         auto read = from.for_each_sample(src_trial, src_metric, [&](const SampleRow& r) {
           batch.push_back({*dst_metric, r.step, r.t_s, r.value});
           if (batch.size() >= k_sample_batch) flush();
         });
         if (!read) return read.error();
-        flush();
         if (!write) return write.error();
       }
+      flush();
+      if (!write) return write.error();
       std::vector<long long> summary_ids;
       for (const auto& m : trial.summaries) {
         auto it = infos.find(m.metric);

@@ -1,5 +1,6 @@
 #include "harness/store/pg.hpp"
 
+#include <bit>
 #include <cstdlib>
 #include <regex>
 
@@ -56,6 +57,36 @@ long long Result::i64(int row, int col) const {
 double Result::f64(int row, int col) const {
   if (is_null(row, col)) return std::nan("");
   return std::strtod(PQgetvalue(m_r.get(), row, col), nullptr);
+}
+
+BinaryCopy::BinaryCopy() {
+  static constexpr char k_signature[] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', '\377', '\r', '\n', '\0'};
+  m_buf.append(k_signature, sizeof k_signature);
+  put_be(0, 4);  // flags
+  put_be(0, 4);  // header extension length
+}
+
+void BinaryCopy::put_be(unsigned long long v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) m_buf.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void BinaryCopy::row(int fields) { put_be(static_cast<unsigned long long>(fields), 2); }
+
+void BinaryCopy::i64(long long v) {
+  put_be(8, 4);
+  put_be(static_cast<unsigned long long>(v), 8);
+}
+
+void BinaryCopy::f64(double v) {
+  put_be(8, 4);
+  put_be(std::bit_cast<unsigned long long>(v), 8);
+}
+
+void BinaryCopy::null() { put_be(0xffffffffull, 4); }  // length -1
+
+const std::string& BinaryCopy::finish() {
+  put_be(0xffffull, 2);  // a field count of -1 ends the data
+  return m_buf;
 }
 
 Result exec(PGconn* c, const std::string& sql) { return Result(PQexec(c, sql.c_str())); }
