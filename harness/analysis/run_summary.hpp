@@ -76,7 +76,8 @@ struct RunSummary {
 // least `min_trials` trials. "All worse" alone befalls a sound device with
 // probability 2^-k (1/8 at 3 trials, so about one of 8 devices); the margin
 // is what keeps jitter out: at 2 % trial noise a sound device's median of 3
-// lands 5 % worse about once in 10,000.
+// is 5 % worse only when 2 of its 3 trials are 2.5 sigma out, about 1 in
+// 8,000.
 std::vector<SlowDevice> find_slow_devices(const RunSummary& rs, double min_worse = 0.05, int min_trials = 3);
 
 RunSummary summarise_run(const store::RunData& data, double ci_level = 0.95);

@@ -154,7 +154,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     trial.started_at = ctx.started_at_unix_s;
     trial.log_dir = ts.trial_dir;
     trial.host = host;
-    trial.slot = slot.devices.empty() && opts.slots.size() <= 1 ? -1 : slot.index;
+    trial.slot = slot.devices.empty() ? -1 : slot.index;  // several slots always hold devices
     trial.device_kind = slot.devices.empty() ? "" : slot.kind;
     trial.devices = slot.devices;
     auto store_failed = [&](Status s) {

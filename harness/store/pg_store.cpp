@@ -22,6 +22,7 @@
 
 #include "harness/model/params.hpp"
 #include "harness/store/pg.hpp"
+#include "harness/store/rows.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/strings.hpp"
@@ -72,6 +73,16 @@ const char* postgres_extra(std::size_t version) {
   }
 }
 
+// One row of a result, as rows.hpp reads rows.
+struct PgRow {
+  const pg::Result& r;
+  int row;
+  std::string text(int c) const { return r.text(row, c); }
+  long long i64(int c) const { return r.i64(row, c); }
+  double f64(int c) const { return r.f64(row, c); }
+  bool is_null(int c) const { return r.is_null(row, c); }
+};
+
 class PgStore final : public Store {
  public:
   PgStore(std::string conninfo, OpenOptions opts)
@@ -120,7 +131,6 @@ class PgStore final : public Store {
   Status reconnect_after(const std::string& doing);
   bool lost() const { return !m_conn || PQstatus(m_conn.get()) != CONNECTION_OK; }
   Expected<std::vector<std::string>> tags_of(long long run_id);
-  static RunRecord read_run(const pg::Result& r, int row);
   Expected<long long> config_id_locked(const std::string& workload, const std::string& params_json);
   Expected<long long> metric_id_locked(const model::MetricInfo& info);
 
@@ -241,33 +251,6 @@ Status PgStore::migrate() {
   });
 }
 
-RunRecord PgStore::read_run(const pg::Result& r, int row) {
-  RunRecord x;
-  x.id = r.i64(row, 0);
-  x.suite = r.text(row, 1);
-  x.suite_path = r.text(row, 2);
-  x.description = r.text(row, 3);
-  x.started_at = r.f64(row, 4);
-  x.ended_at = r.f64(row, 5);
-  x.status = model::run_status_from(r.text(row, 6));
-  x.host = r.text(row, 7);
-  x.pid = r.i64(row, 8);
-  x.fingerprint_json = r.text(row, 9);
-  x.fingerprint_hash = r.text(row, 10);
-  x.git_commit = r.text(row, 11);
-  x.git_branch = r.text(row, 12);
-  x.seed = static_cast<std::uint64_t>(r.i64(row, 13));
-  x.argv = r.text(row, 14);
-  x.env_json = r.text(row, 15);
-  x.plan_json = r.text(row, 16);
-  x.artifacts_dir = r.text(row, 17);
-  x.perfgate_version = r.text(row, 18);
-  x.kind = model::run_kind_from(r.text(row, 19));
-  x.soak_duration_s = r.f64(row, 20);
-  x.soak_window_s = r.f64(row, 21);
-  x.soak_hang_after_s = r.f64(row, 22);
-  return x;
-}
 
 Expected<std::string> PgStore::store_id() {
   std::lock_guard lock(m_mu);
@@ -514,7 +497,7 @@ Expected<std::vector<RunListRow>> PgStore::list_runs(int limit, const std::strin
   std::vector<RunListRow> out;
   for (int i = 0; i < r->rows(); ++i) {
     RunListRow row;
-    row.run = read_run(*r, i);
+    row.run = rows::run(PgRow{*r, i});
     row.trials_ok = static_cast<int>(r->i64(i, k_run_column_count));
     row.trials_failed = static_cast<int>(r->i64(i, k_run_column_count + 1));
     row.trials_total = static_cast<int>(r->i64(i, k_run_column_count + 2));
@@ -562,7 +545,7 @@ Expected<RunData> PgStore::load_run(long long run_id) {
     auto r = run(fmt::format("SELECT {} FROM runs WHERE id = $1", k_run_columns), pg::Params().add(run_id), "reading a run");
     if (!r) return r.error();
     if (r->rows() == 0) return Error::input(fmt::format("no run {} in {}", run_id, m_label));
-    d.run = read_run(*r, 0);
+    d.run = rows::run(PgRow{*r, 0});
   }
   auto tags = tags_of(run_id);
   if (!tags) return tags.error();
@@ -575,67 +558,22 @@ Expected<RunData> PgStore::load_run(long long run_id) {
     for (int i = 0; i < r->rows(); ++i) d.configs.push_back({r->i64(i, 0), r->text(i, 1), r->text(i, 2)});
   }
   {
-    auto r = run("SELECT id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, "
-                 "cpu_s, peak_rss_mb, steps, malformed_lines, notes, log_dir, steady_class, steady_start, "
-                 "compile_steps, last_step_s, host, slot, device_kind, devices FROM trials WHERE run_id = $1 "
-                 "ORDER BY seq, id",
+    auto r = run(fmt::format("SELECT {} FROM trials WHERE run_id = $1 ORDER BY seq, id", rows::k_trial_columns),
                  pg::Params().add(run_id), "reading trials");
     if (!r) return r.error();
-    for (int i = 0; i < r->rows(); ++i) {
-      model::TrialRecord t;
-      t.id = r->i64(i, 0);
-      t.run_id = r->i64(i, 1);
-      t.config_id = r->i64(i, 2);
-      t.repeat = static_cast<int>(r->i64(i, 3));
-      t.seq = static_cast<int>(r->i64(i, 4));
-      t.status = model::trial_status_from(r->text(i, 5));
-      t.exit_code = static_cast<int>(r->i64(i, 6));
-      t.signal = static_cast<int>(r->i64(i, 7));
-      t.error = r->text(i, 8);
-      t.started_at = r->f64(i, 9);
-      t.wall_s = r->f64(i, 10);
-      t.cpu_s = r->f64(i, 11);
-      t.peak_rss_mb = r->f64(i, 12);
-      t.steps = r->i64(i, 13);
-      t.malformed_lines = r->i64(i, 14);
-      t.notes = r->text(i, 15);
-      t.log_dir = r->text(i, 16);
-      t.steady_class = r->text(i, 17);
-      t.steady_start = r->i64(i, 18);
-      t.compile_steps = r->i64(i, 19);
-      t.last_step_s = r->f64(i, 20);
-      t.host = r->text(i, 21);
-      t.slot = static_cast<int>(r->i64(i, 22));
-      t.device_kind = r->text(i, 23);
-      for (const auto& part : util::split(r->text(i, 24), ','))
-        if (auto id = util::parse_non_negative(part)) t.devices.push_back(static_cast<int>(*id));
-      d.trials.push_back(std::move(t));
-    }
+    for (int i = 0; i < r->rows(); ++i) d.trials.push_back(rows::trial(PgRow{*r, i}));
   }
   {
-    auto r = run("SELECT ts.trial_id, m.name, ts.n_total, ts.n_steady, ts.mean, ts.median, ts.p90, ts.p99, ts.min, "
-                 "ts.max, ts.stddev, ts.value, ts.is_scalar FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
-                 "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = $1 ORDER BY ts.trial_id, m.name",
+    auto r = run(fmt::format("SELECT {} FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id JOIN metrics m ON "
+                             "m.id = ts.metric_id WHERE t.run_id = $1 ORDER BY ts.trial_id, m.name",
+                             rows::k_summary_columns),
                  pg::Params().add(run_id), "reading trial summaries");
     if (!r) return r.error();
     std::unordered_map<long long, model::TrialRecord*> by_id;
     for (auto& t : d.trials) by_id[t.id] = &t;
-    for (int i = 0; i < r->rows(); ++i) {
-      model::MetricSummary m;
-      m.metric = r->text(i, 1);
-      m.n_total = r->i64(i, 2);
-      m.n_steady = r->i64(i, 3);
-      m.mean = r->f64(i, 4);
-      m.median = r->f64(i, 5);
-      m.p90 = r->f64(i, 6);
-      m.p99 = r->f64(i, 7);
-      m.min = r->f64(i, 8);
-      m.max = r->f64(i, 9);
-      m.stddev = r->f64(i, 10);
-      m.value = r->f64(i, 11);
-      m.is_scalar = r->i64(i, 12) != 0;
-      if (auto it = by_id.find(r->i64(i, 0)); it != by_id.end()) it->second->summaries.push_back(std::move(m));
-    }
+    for (int i = 0; i < r->rows(); ++i)
+      if (auto it = by_id.find(r->i64(i, 0)); it != by_id.end())
+        it->second->summaries.push_back(rows::summary(PgRow{*r, i}));
   }
   {
     auto r = run("SELECT DISTINCT m.name, m.unit, m.better, m.kind FROM metrics m JOIN trial_summaries ts ON "
@@ -743,7 +681,7 @@ Expected<std::vector<RunRecord>> PgStore::find_runs(const RunQuery& q) {
   if (!r) return r.error();
   std::vector<RunRecord> out;
   for (int i = 0; i < r->rows(); ++i) {
-    out.push_back(read_run(*r, i));
+    out.push_back(rows::run(PgRow{*r, i}));
     auto tags = tags_of(out.back().id);
     if (!tags) return tags.error();
     out.back().tags = std::move(*tags);
@@ -775,13 +713,10 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
   }
   long long gate_id = 0;
   auto st = transaction("recording a gate", [&]() -> Status {
-    std::string runs = "[";
-    for (std::size_t i = 0; i < g.baseline_runs.size(); ++i) runs += (i ? "," : "") + std::to_string(g.baseline_runs[i]);
-    runs += "]";
     auto r = pg::exec(m_conn.get(),
                       "INSERT INTO gates(run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, "
                       "forced) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                      pg::Params().add(g.run_id).add(g.created_at).add(g.baseline).add(runs).add(g.policy)
+                      pg::Params().add(g.run_id).add(g.created_at).add(g.baseline).add(rows::run_list(g.baseline_runs)).add(g.policy)
                           .add(g.outcome).add(g.trials_added).add(g.forced ? 1 : 0));
     if (!r.ok()) return fail(r, "recording a gate");
     gate_id = r.i64(0, 0);
@@ -827,64 +762,18 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
 
 Expected<std::vector<GateRecord>> PgStore::load_gates(long long run_id) {
   std::lock_guard lock(m_mu);
-  auto r = run("SELECT id, run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced FROM gates "
-               "WHERE run_id = $1 ORDER BY id DESC",
+  auto r = run(fmt::format("SELECT {} FROM gates WHERE run_id = $1 ORDER BY id DESC", rows::k_gate_columns),
                pg::Params().add(run_id), "reading gates");
   if (!r) return r.error();
   std::vector<GateRecord> out;
-  for (int i = 0; i < r->rows(); ++i) {
-    GateRecord g;
-    g.id = r->i64(i, 0);
-    g.run_id = r->i64(i, 1);
-    g.created_at = r->f64(i, 2);
-    g.baseline = r->text(i, 3);
-    for (auto& part : util::split(util::trim(r->text(i, 4)), ',')) {
-      std::string digits;
-      for (char ch : part)
-        if (ch >= '0' && ch <= '9') digits += ch;
-      if (!digits.empty()) g.baseline_runs.push_back(std::stoll(digits));
-    }
-    g.policy = r->text(i, 5);
-    g.outcome = r->text(i, 6);
-    g.trials_added = static_cast<int>(r->i64(i, 7));
-    g.forced = r->i64(i, 8) != 0;
-    out.push_back(std::move(g));
-  }
+  for (int i = 0; i < r->rows(); ++i) out.push_back(rows::gate(PgRow{*r, i}));
+  const std::string verdicts_sql = fmt::format("SELECT {} FROM verdicts v JOIN configs c ON c.id = v.config_id JOIN "
+                                               "metrics m ON m.id = v.metric_id WHERE v.gate_id = $1 ORDER BY v.ord",
+                                               rows::k_verdict_columns);
   for (auto& g : out) {
-    auto v = run("SELECT c.workload, c.params, m.name, m.unit, m.better, v.verdict, v.threshold, v.n_base, v.n_cand, "
-                 "v.failed_base, v.failed_cand, v.base_median, v.cand_median, v.change, v.change_low, v.change_high, "
-                 "v.u, v.p, v.p_adjusted, v.extra_trials, v.added_trials, v.note FROM verdicts v JOIN configs c ON "
-                 "c.id = v.config_id JOIN metrics m ON m.id = v.metric_id WHERE v.gate_id = $1 ORDER BY v.ord",
-                 pg::Params().add(g.id), "reading verdicts");
+    auto v = run(verdicts_sql, pg::Params().add(g.id), "reading verdicts");
     if (!v) return v.error();
-    for (int i = 0; i < v->rows(); ++i) {
-      model::Comparison c;
-      c.workload = v->text(i, 0);
-      c.params_json = v->text(i, 1);
-      c.label = model::params_label(model::params_from_json(c.params_json));
-      c.metric.name = v->text(i, 2);
-      c.metric.unit = v->text(i, 3);
-      c.metric.better = model::better_from_string(v->text(i, 4)).value_or(model::Better::Lower);
-      c.verdict = model::verdict_from_string(v->text(i, 5)).value_or(model::VerdictKind::Inconclusive);
-      c.threshold_rel = v->f64(i, 6);
-      c.n_base = static_cast<int>(v->i64(i, 7));
-      c.n_cand = static_cast<int>(v->i64(i, 8));
-      c.failed_base = static_cast<int>(v->i64(i, 9));
-      c.failed_cand = static_cast<int>(v->i64(i, 10));
-      c.base_median = v->f64(i, 11);
-      c.cand_median = v->f64(i, 12);
-      c.change_rel = v->f64(i, 13);
-      c.change_low_rel = v->f64(i, 14);
-      c.change_high_rel = v->f64(i, 15);
-      c.tested = !v->is_null(i, 17);
-      c.u = v->f64(i, 16);
-      c.p_value = c.tested ? v->f64(i, 17) : 1;
-      c.p_adjusted = c.tested ? v->f64(i, 18) : 1;
-      c.extra_trials = static_cast<int>(v->i64(i, 19));
-      c.added_trials = static_cast<int>(v->i64(i, 20));
-      c.note = v->text(i, 21);
-      g.comparisons.push_back(std::move(c));
-    }
+    for (int i = 0; i < v->rows(); ++i) g.comparisons.push_back(rows::comparison(PgRow{*v, i}));
   }
   return out;
 }

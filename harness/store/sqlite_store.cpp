@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "harness/model/params.hpp"
+#include "harness/store/rows.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/strings.hpp"
@@ -124,7 +125,6 @@ class SqliteStore final : public Store {
     return exec("COMMIT", doing);
   }
   Expected<std::vector<std::string>> tags_of(long long run_id);
-  RunRecord read_run(Stmt& s);
 
   sqlite3* m_db;
   std::string m_path;
@@ -135,35 +135,7 @@ class SqliteStore final : public Store {
   std::recursive_mutex m_mu;
 };
 
-// k_run_columns and k_run_column_count: schema.hpp.
-
-RunRecord SqliteStore::read_run(Stmt& s) {
-  RunRecord r;
-  r.id = s.i64(0);
-  r.suite = s.text(1);
-  r.suite_path = s.text(2);
-  r.description = s.text(3);
-  r.started_at = s.f64(4);
-  r.ended_at = s.f64(5);
-  r.status = model::run_status_from(s.text(6));
-  r.host = s.text(7);
-  r.pid = s.i64(8);
-  r.fingerprint_json = s.text(9);
-  r.fingerprint_hash = s.text(10);
-  r.git_commit = s.text(11);
-  r.git_branch = s.text(12);
-  r.seed = static_cast<std::uint64_t>(s.i64(13));
-  r.argv = s.text(14);
-  r.env_json = s.text(15);
-  r.plan_json = s.text(16);
-  r.artifacts_dir = s.text(17);
-  r.perfgate_version = s.text(18);
-  r.kind = model::run_kind_from(s.text(19));
-  r.soak_duration_s = s.f64(20);
-  r.soak_window_s = s.f64(21);
-  r.soak_hang_after_s = s.f64(22);
-  return r;
-}
+// k_run_columns and k_run_column_count: schema.hpp; the other rows: rows.hpp.
 
 Status SqliteStore::init() {
   sqlite3_busy_timeout(m_db, static_cast<int>(m_busy_s * 1000));
@@ -403,7 +375,7 @@ Expected<std::vector<RunListRow>> SqliteStore::list_runs(int limit, const std::s
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) {
     RunListRow row;
-    row.run = read_run(s);
+    row.run = rows::run(s);
     row.trials_ok = static_cast<int>(s.i64(k_run_column_count));
     row.trials_failed = static_cast<int>(s.i64(k_run_column_count + 1));
     row.trials_total = static_cast<int>(s.i64(k_run_column_count + 2));
@@ -461,7 +433,7 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
     int rc = s.step();
     if (rc == SQLITE_DONE) return Error::input(fmt::format("no run {} in {}", run_id, m_path));
     if (rc != SQLITE_ROW) return fail(rc, "reading a run");
-    d.run = read_run(s);
+    d.run = rows::run(s);
   }
   auto tags = tags_of(run_id);
   if (!tags) return tags.error();
@@ -475,71 +447,24 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
     if (rc != SQLITE_DONE) return fail(rc, "reading configurations");
   }
   {
-    Stmt s(m_db,
-           "SELECT id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, cpu_s, "
-           "peak_rss_mb, steps, malformed_lines, notes, log_dir, steady_class, steady_start, compile_steps, last_step_s, "
-           "host, slot, device_kind, devices FROM trials WHERE run_id = ? ORDER BY seq, id");
+    std::string sql = fmt::format("SELECT {} FROM trials WHERE run_id = ? ORDER BY seq, id", rows::k_trial_columns);
+    Stmt s(m_db, sql.c_str());
     s.bind(1, run_id);
     int rc;
-    while ((rc = s.step()) == SQLITE_ROW) {
-      model::TrialRecord t;
-      t.id = s.i64(0);
-      t.run_id = s.i64(1);
-      t.config_id = s.i64(2);
-      t.repeat = static_cast<int>(s.i64(3));
-      t.seq = static_cast<int>(s.i64(4));
-      t.status = model::trial_status_from(s.text(5));
-      t.exit_code = static_cast<int>(s.i64(6));
-      t.signal = static_cast<int>(s.i64(7));
-      t.error = s.text(8);
-      t.started_at = s.f64(9);
-      t.wall_s = s.f64(10);
-      t.cpu_s = s.f64(11);
-      t.peak_rss_mb = s.f64(12);
-      t.steps = s.i64(13);
-      t.malformed_lines = s.i64(14);
-      t.notes = s.text(15);
-      t.log_dir = s.text(16);
-      t.steady_class = s.text(17);
-      t.steady_start = s.i64(18);
-      t.compile_steps = s.i64(19);
-      t.last_step_s = s.f64(20);
-      t.host = s.text(21);
-      t.slot = static_cast<int>(s.i64(22));
-      t.device_kind = s.text(23);
-      for (const auto& part : util::split(s.text(24), ','))
-        if (auto id = util::parse_non_negative(part)) t.devices.push_back(static_cast<int>(*id));
-      d.trials.push_back(std::move(t));
-    }
+    while ((rc = s.step()) == SQLITE_ROW) d.trials.push_back(rows::trial(s));
     if (rc != SQLITE_DONE) return fail(rc, "reading trials");
   }
   {
-    Stmt s(m_db,
-           "SELECT ts.trial_id, m.name, ts.n_total, ts.n_steady, ts.mean, ts.median, ts.p90, ts.p99, ts.min, ts.max, "
-           "ts.stddev, ts.value, ts.is_scalar FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
-           "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = ? ORDER BY ts.trial_id, m.name");
+    std::string sql = fmt::format("SELECT {} FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
+                                  "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = ? ORDER BY ts.trial_id, m.name",
+                                  rows::k_summary_columns);
+    Stmt s(m_db, sql.c_str());
     s.bind(1, run_id);
     std::unordered_map<long long, model::TrialRecord*> by_id;
     for (auto& t : d.trials) by_id[t.id] = &t;
     int rc;
-    while ((rc = s.step()) == SQLITE_ROW) {
-      model::MetricSummary m;
-      m.metric = s.text(1);
-      m.n_total = s.i64(2);
-      m.n_steady = s.i64(3);
-      // NULL is how SQLite keeps a NaN (a NaN loss must not read back as 0).
-      auto real = [&](int c) { return s.is_null(c) ? std::nan("") : s.f64(c); };
-      m.mean = real(4);
-      m.median = real(5);
-      m.p90 = real(6);
-      m.p99 = real(7);
-      m.min = real(8);
-      m.max = real(9);
-      m.stddev = real(10);
-      m.value = real(11);
-      m.is_scalar = s.i64(12) != 0;
-      if (auto it = by_id.find(s.i64(0)); it != by_id.end()) it->second->summaries.push_back(std::move(m));
-    }
+    while ((rc = s.step()) == SQLITE_ROW)
+      if (auto it = by_id.find(s.i64(0)); it != by_id.end()) it->second->summaries.push_back(rows::summary(s));
     if (rc != SQLITE_DONE) return fail(rc, "reading trial summaries");
   }
   {
@@ -617,7 +542,7 @@ Expected<std::vector<RunRecord>> SqliteStore::find_runs(const RunQuery& q) {
   bind(":limit", q.limit);
   std::vector<RunRecord> out;
   int rc;
-  while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_run(s));
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(rows::run(s));
   if (rc != SQLITE_DONE) return fail(rc, "finding runs");
   for (auto& r : out) {
     auto tags = tags_of(r.id);
@@ -677,10 +602,7 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
     Stmt ins(m_db,
              "INSERT INTO gates(run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced) "
              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    std::string runs = "[";
-    for (std::size_t i = 0; i < g.baseline_runs.size(); ++i) runs += (i ? "," : "") + std::to_string(g.baseline_runs[i]);
-    runs += "]";
-    ins.bind(1, g.run_id).bind(2, g.created_at).bind(3, g.baseline).bind(4, runs).bind(5, g.policy).bind(6, g.outcome)
+    ins.bind(1, g.run_id).bind(2, g.created_at).bind(3, g.baseline).bind(4, rows::run_list(g.baseline_runs)).bind(5, g.policy).bind(6, g.outcome)
         .bind(7, g.trials_added).bind(8, g.forced ? 1 : 0);
     if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a gate");
     gate_id = sqlite3_last_insert_rowid(m_db);
@@ -713,67 +635,20 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
 Expected<std::vector<GateRecord>> SqliteStore::load_gates(long long run_id) {
   std::lock_guard lock(m_mu);
   std::vector<GateRecord> out;
-  Stmt s(m_db,
-         "SELECT id, run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced FROM gates "
-         "WHERE run_id = ? ORDER BY id DESC");
+  std::string gates_sql = fmt::format("SELECT {} FROM gates WHERE run_id = ? ORDER BY id DESC", rows::k_gate_columns);
+  Stmt s(m_db, gates_sql.c_str());
   s.bind(1, run_id);
   int rc;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    GateRecord g;
-    g.id = s.i64(0);
-    g.run_id = s.i64(1);
-    g.created_at = s.f64(2);
-    g.baseline = s.text(3);
-    for (auto& part : util::split(util::trim(s.text(4)), ',')) {
-      std::string digits;
-      for (char ch : part)
-        if (ch >= '0' && ch <= '9') digits += ch;
-      if (!digits.empty()) g.baseline_runs.push_back(std::stoll(digits));
-    }
-    g.policy = s.text(5);
-    g.outcome = s.text(6);
-    g.trials_added = static_cast<int>(s.i64(7));
-    g.forced = s.i64(8) != 0;
-    out.push_back(std::move(g));
-  }
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(rows::gate(s));
   if (rc != SQLITE_DONE) return fail(rc, "reading gates");
-  Stmt v(m_db,
-         "SELECT c.workload, c.params, m.name, m.unit, m.better, v.verdict, v.threshold, v.n_base, v.n_cand, "
-         "v.failed_base, v.failed_cand, v.base_median, v.cand_median, v.change, v.change_low, v.change_high, v.u, v.p, "
-         "v.p_adjusted, v.extra_trials, v.added_trials, v.note FROM verdicts v JOIN configs c ON c.id = v.config_id "
-         "JOIN metrics m ON m.id = v.metric_id WHERE v.gate_id = ? ORDER BY v.rowid");
+  std::string verdicts_sql = fmt::format("SELECT {} FROM verdicts v JOIN configs c ON c.id = v.config_id JOIN metrics m "
+                                         "ON m.id = v.metric_id WHERE v.gate_id = ? ORDER BY v.rowid",
+                                         rows::k_verdict_columns);
+  Stmt v(m_db, verdicts_sql.c_str());
   for (auto& g : out) {
     v.reset();
     v.bind(1, g.id);
-    while ((rc = v.step()) == SQLITE_ROW) {
-      model::Comparison c;
-      c.workload = v.text(0);
-      c.params_json = v.text(1);
-      c.label = model::params_label(model::params_from_json(c.params_json));
-      c.metric.name = v.text(2);
-      c.metric.unit = v.text(3);
-      c.metric.better = model::better_from_string(v.text(4)).value_or(model::Better::Lower);
-      c.verdict = model::verdict_from_string(v.text(5)).value_or(model::VerdictKind::Inconclusive);
-      c.threshold_rel = v.f64(6);
-      c.n_base = static_cast<int>(v.i64(7));
-      c.n_cand = static_cast<int>(v.i64(8));
-      c.failed_base = static_cast<int>(v.i64(9));
-      c.failed_cand = static_cast<int>(v.i64(10));
-      auto num = [&](int col) { return v.is_null(col) ? std::nan("") : v.f64(col); };
-      c.base_median = num(11);
-      c.cand_median = num(12);
-      c.change_rel = num(13);
-      c.change_low_rel = num(14);
-      c.change_high_rel = num(15);
-      c.tested = !v.is_null(17);
-      c.u = num(16);
-      c.p_value = c.tested ? v.f64(17) : 1;
-      c.p_adjusted = c.tested ? v.f64(18) : 1;
-      c.extra_trials = static_cast<int>(v.i64(19));
-      c.added_trials = static_cast<int>(v.i64(20));
-      c.note = v.text(21);
-      g.comparisons.push_back(std::move(c));
-    }
+    while ((rc = v.step()) == SQLITE_ROW) g.comparisons.push_back(rows::comparison(v));
     if (rc != SQLITE_DONE) return fail(rc, "reading verdicts");
   }
   return out;
