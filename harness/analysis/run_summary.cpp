@@ -65,6 +65,7 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
       case model::TrialStatus::Ok: ++cs.trials_ok; ++rs.trials_ok; break;
       case model::TrialStatus::Interrupted:
       case model::TrialStatus::Running: ++rs.trials_interrupted; break;
+      case model::TrialStatus::Lost: ++rs.trials_lost; break;  // its worker went away; the queue ran it again
       default:
         ++cs.trials_failed;
         ++rs.trials_failed;

@@ -67,6 +67,7 @@ struct RunSummary {
   std::vector<ConfigSummary> configs;
   std::vector<model::TrialRecord> trials;
   int trials_ok = 0, trials_failed = 0, trials_interrupted = 0;
+  int trials_lost = 0;  // attempts lost with their fleet worker (not failures of the workload)
   std::vector<SlowDevice> slow_devices;
 };
 

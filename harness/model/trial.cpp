@@ -9,6 +9,7 @@ std::string_view to_string(TrialStatus s) {
     case TrialStatus::Failed: return "failed";
     case TrialStatus::TimedOut: return "timed_out";
     case TrialStatus::Interrupted: return "interrupted";
+    case TrialStatus::Lost: return "lost";
   }
   return "?";
 }
@@ -40,7 +41,8 @@ RunKind run_kind_from(std::string_view s) {
 }
 
 TrialStatus trial_status_from(std::string_view s) {
-  for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut, TrialStatus::Interrupted})
+  for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut, TrialStatus::Interrupted,
+                 TrialStatus::Lost})
     if (to_string(t) == s) return t;
   return TrialStatus::Failed;
 }

@@ -7,7 +7,9 @@
 
 namespace perfgate::model {
 
-enum class TrialStatus { Running, Ok, Failed, TimedOut, Interrupted };
+// Lost: the worker running it went away (killed, cancelled, its node down)
+// and the fleet queue ran it again; not a failure of the workload.
+enum class TrialStatus { Running, Ok, Failed, TimedOut, Interrupted, Lost };
 enum class RunStatus { Running, Completed, Interrupted, Failed };
 // What made a run: `perfgate run`, `soak`, `import`, or `bisect`.
 enum class RunKind { Run, Soak, Import, Bisect };
@@ -51,6 +53,9 @@ struct TrialRecord {
   int slot = -1;
   std::string device_kind;
   std::vector<int> devices;
+  // The hash of the node's machine fingerprint (store::save_node_fingerprint)
+  // for trials a fleet worker ran; empty for local runs (the run's own).
+  std::string node_fingerprint;
   std::vector<MetricSummary> summaries;
 };
 

@@ -49,6 +49,7 @@ class JsonReporter final : public RunReporter {
     j["trials_ok"] = rs.trials_ok;
     j["trials_failed"] = rs.trials_failed;
     j["trials_interrupted"] = rs.trials_interrupted;
+    j["trials_lost"] = rs.trials_lost;
     j["configs"] = json::array();
     for (const auto& c : rs.configs) {
       json cj;

@@ -37,8 +37,10 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
   p.title = fmt::format("run {} · suite {} · {}", r.id, r.suite, model::to_string(r.status));
   p.facts.push_back(fmt::format("started {}{}", format_utc(r.started_at),
                                 r.ended_at > 0 ? fmt::format(", took {}", util::format_duration(r.ended_at - r.started_at)) : ""));
-  p.facts.push_back(fmt::format("trials: {} ok, {} failed{}", rs.trials_ok, rs.trials_failed,
-                                rs.trials_interrupted ? fmt::format(", {} interrupted", rs.trials_interrupted) : ""));
+  p.facts.push_back(fmt::format("trials: {} ok, {} failed{}{}", rs.trials_ok, rs.trials_failed,
+                                rs.trials_interrupted ? fmt::format(", {} interrupted", rs.trials_interrupted) : "",
+                                rs.trials_lost ? fmt::format(", {} lost with their worker and run again", rs.trials_lost)
+                                               : ""));
   if (!r.git_commit.empty())
     p.facts.push_back(fmt::format("commit {}{}", short_commit(r.git_commit), r.git_branch.empty() ? "" : " (" + r.git_branch + ")"));
   if (!r.tags.empty()) p.facts.push_back("tags " + util::join(r.tags, ", "));

@@ -3,6 +3,7 @@
 // statements with text parameters. Nothing here knows perfgate's schema.
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,8 @@ class Result {
   // SQLSTATE, e.g. "42P01"; "" when the server sent none.
   std::string sqlstate() const;
   int rows() const { return m_r ? PQntuples(m_r.get()) : 0; }
+  // Rows an UPDATE / INSERT / DELETE changed.
+  long long affected() const { return m_r ? std::atoll(PQcmdTuples(m_r.get())) : 0; }
   bool is_null(int row, int col) const { return PQgetisnull(m_r.get(), row, col) != 0; }
   std::string text(int row, int col) const;
   long long i64(int row, int col) const;

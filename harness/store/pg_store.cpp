@@ -22,6 +22,7 @@
 
 #include "harness/model/params.hpp"
 #include "harness/store/pg.hpp"
+#include "harness/store/queue_sql.hpp"
 #include "harness/store/rows.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
@@ -114,8 +115,19 @@ class PgStore final : public Store {
                          const std::function<void(const SampleRow&)>& fn) override;
   Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) override;
   Expected<int> close_abandoned_runs(const std::string& host) override;
+  Status enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) override;
+  Status record_fleet_job(long long run_id, const std::string& job_id) override;
+  Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
+  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) override;
+  Status set_claim_trial(long long queue_id, long long trial_id) override;
+  Expected<int> renew_leases(const std::string& worker, double lease_s) override;
+  Expected<QueueCounts> queue_counts(long long run_id) override;
+  Status cancel_queue(long long run_id) override;
+  Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
+  Expected<std::string> node_fingerprint(const std::string& hash) override;
 
  private:
+  Status expire_leases(long long run_id);
   Status connect();
   Status migrate();
   Error fail(const pg::Result& r, const std::string& doing) const {
@@ -362,10 +374,10 @@ Expected<long long> PgStore::metric_id(const model::MetricInfo& info) {
 Expected<long long> PgStore::begin_trial(const model::TrialRecord& t) {
   std::lock_guard lock(m_mu);
   auto r = run("INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, "
-               "device_kind, devices) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+               "device_kind, devices, node_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
                pg::Params().add(t.run_id).add(t.config_id).add(t.repeat).add(t.seq)
                    .add(model::to_string(model::TrialStatus::Running)).add(t.started_at).add(t.log_dir).add(t.host)
-                   .add(t.slot).add(t.device_kind).add(util::join_ints(t.devices)),
+                   .add(t.slot).add(t.device_kind).add(util::join_ints(t.devices)).add(t.node_fingerprint),
                "recording a trial start");
   if (!r) return r.error();
   return r->i64(0, 0);
@@ -425,12 +437,28 @@ Status PgStore::finish_trial(const model::TrialRecord& t, std::span<const long l
     auto r = pg::exec(m_conn.get(),
                       "UPDATE trials SET status = $1, exit_code = $2, signal = $3, error = $4, wall_s = $5, cpu_s = $6, "
                       "peak_rss_mb = $7, steps = $8, malformed_lines = $9, notes = $10, steady_class = $11, "
-                      "steady_start = $12, compile_steps = $13, last_step_s = $14 WHERE id = $15",
+                      "steady_start = $12, compile_steps = $13, last_step_s = $14 WHERE id = $15 AND status <> 'lost'",
                       pg::Params().add(model::to_string(t.status)).add(t.exit_code).add(t.signal).add(t.error)
                           .add(t.wall_s).add(t.cpu_s).add(t.peak_rss_mb).add(t.steps).add(t.malformed_lines)
                           .add(t.notes).add(t.steady_class).add(t.steady_start).add(t.compile_steps)
                           .add(t.last_step_s).add(t.id));
     if (!r.ok()) return fail(r, "recording a finished trial");
+    if (r.affected() == 0) return Error::harness(lease_lost_message(t.id));
+    // A queued trial's claim ends with it (see Store::finish_trial).
+    if (t.status == model::TrialStatus::Interrupted) {
+      auto q = pg::exec(m_conn.get(), k_requeue_interrupted_pg, pg::Params().add(t.id));
+      if (!q.ok()) return fail(q, "queueing a stopped worker's trial again");
+      if (q.affected() > 0) {
+        auto l = pg::exec(m_conn.get(), "UPDATE trials SET status = 'lost', error = $1 WHERE id = $2",
+                          pg::Params().add(k_worker_stopped).add(t.id));
+        if (!l.ok()) return fail(l, "recording a lost trial");
+      }
+    } else {
+      auto q = pg::exec(m_conn.get(),
+                        "UPDATE trial_queue SET state = 'done', lease_until = 0 WHERE trial_id = $1 AND state = 'claimed'",
+                        pg::Params().add(t.id));
+      if (!q.ok()) return fail(q, "ending a queued trial's claim");
+    }
     // Summaries in multi-row statements: one round trip per 400 metrics,
     // not one per metric (a Google Benchmark trial can report hundreds).
     constexpr std::size_t k_rows = 400;
@@ -780,7 +808,9 @@ Expected<std::vector<GateRecord>> PgStore::load_gates(long long run_id) {
 
 Expected<int> PgStore::close_abandoned_runs(const std::string& host) {
   std::lock_guard lock(m_mu);
-  auto r = run("SELECT id, pid FROM runs WHERE status = 'running' AND host = $1", pg::Params().add(host),
+  auto r = run("SELECT id, pid FROM runs WHERE status = 'running' AND host = $1 "
+               "AND NOT EXISTS (SELECT 1 FROM trial_queue q WHERE q.run_id = runs.id)",
+               pg::Params().add(host),
                "looking for abandoned runs");
   if (!r) return r.error();
   std::vector<long long> dead;
@@ -803,6 +833,143 @@ Expected<std::unique_ptr<Store>> open_postgres_store(const std::string& conninfo
   auto s = std::make_unique<PgStore>(conninfo, opts);
   if (auto st = s->open(); !st) return st.error();
   return std::unique_ptr<Store>(std::move(s));
+}
+
+// -- the fleet queue -----------------------------------------------------------
+
+Status PgStore::enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) {
+  std::lock_guard lock(m_mu);
+  return transaction("queueing trials", [&]() -> Status {
+    constexpr std::size_t k_rows = 1000;  // parameters per statement stay far below libpq's 65,535
+    for (std::size_t first = 0; first < items.size(); first += k_rows) {
+      const std::size_t last = std::min(items.size(), first + k_rows);
+      pg::Params p;
+      std::string values;
+      for (std::size_t i = first; i < last; ++i) {
+        p.add(run_id).add(static_cast<long long>(items[i].plan_index)).add(items[i].seq).add(max_attempts);
+        const std::size_t b = (i - first) * 4;
+        values += fmt::format("{}(${}::bigint, ${}::bigint, ${}::bigint, ${}::bigint)", i == first ? "" : ", ", b + 1,
+                              b + 2, b + 3, b + 4);
+      }
+      auto r = pg::exec(m_conn.get(), "INSERT INTO trial_queue(run_id, plan_index, seq, max_attempts) VALUES " + values, p);
+      if (!r.ok()) return fail(r, "queueing trials");
+    }
+    return Ok{};
+  });
+}
+
+Status PgStore::record_fleet_job(long long run_id, const std::string& job_id) {
+  std::lock_guard lock(m_mu);
+  auto r = run("INSERT INTO fleet_jobs(run_id, job_id, submitted_at) VALUES ($1, $2, " PERFGATE_PG_NOW
+               ") ON CONFLICT DO NOTHING",
+               pg::Params().add(run_id).add(job_id), "recording a Slurm job");
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Expected<std::vector<std::string>> PgStore::fleet_jobs(long long run_id) {
+  std::lock_guard lock(m_mu);
+  auto r = run("SELECT job_id FROM fleet_jobs WHERE run_id = $1 ORDER BY submitted_at", pg::Params().add(run_id),
+               "reading a run's Slurm jobs");
+  if (!r) return r.error();
+  std::vector<std::string> out;
+  for (int i = 0; i < r->rows(); ++i) out.push_back(r->text(i, 0));
+  return out;
+}
+
+Status PgStore::expire_leases(long long run_id) {
+  auto t = pg::exec(m_conn.get(), k_expire_trials_pg, pg::Params().add(run_id));
+  if (!t.ok()) return fail(t, "expiring leases");
+  auto q = pg::exec(m_conn.get(), k_expire_queue_pg, pg::Params().add(run_id));
+  if (!q.ok()) return fail(q, "expiring leases");
+  return Ok{};
+}
+
+Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std::string& worker, double lease_s) {
+  std::lock_guard lock(m_mu);
+  std::optional<Claim> claim;
+  auto st = transaction("claiming a queued trial", [&]() -> Status {
+    claim.reset();
+    if (auto e = expire_leases(run_id); !e) return e;
+    // SKIP LOCKED: workers claiming at once each take a different row
+    // instead of queueing behind the first one's lock.
+    auto s = pg::exec(m_conn.get(),
+                      "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = $1 AND state = 'pending' "
+                      "ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED",
+                      pg::Params().add(run_id));
+    if (!s.ok()) return fail(s, "claiming a queued trial");
+    if (s.rows() == 0) return Ok{};
+    Claim c;
+    c.queue_id = s.i64(0, 0);
+    c.plan_index = static_cast<std::size_t>(s.i64(0, 1));
+    c.attempt = static_cast<int>(s.i64(0, 2)) + 1;
+    auto u = pg::exec(m_conn.get(),
+                      "UPDATE trial_queue SET state = 'claimed', worker = $1, lease_until = " PERFGATE_PG_NOW
+                      " + $2, attempts = attempts + 1, trial_id = NULL WHERE id = $3",
+                      pg::Params().add(worker).add(lease_s).add(c.queue_id));
+    if (!u.ok()) return fail(u, "claiming a queued trial");
+    claim = c;
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return claim;
+}
+
+Status PgStore::set_claim_trial(long long queue_id, long long trial_id) {
+  std::lock_guard lock(m_mu);
+  auto r = run("UPDATE trial_queue SET trial_id = $1 WHERE id = $2", pg::Params().add(trial_id).add(queue_id),
+               "recording a claim's trial");
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Expected<int> PgStore::renew_leases(const std::string& worker, double lease_s) {
+  std::lock_guard lock(m_mu);
+  auto r = run("UPDATE trial_queue SET lease_until = " PERFGATE_PG_NOW " + $1 WHERE worker = $2 AND state = 'claimed'",
+               pg::Params().add(lease_s).add(worker), "renewing leases");
+  if (!r) return r.error();
+  return static_cast<int>(r->affected());
+}
+
+Expected<QueueCounts> PgStore::queue_counts(long long run_id) {
+  std::lock_guard lock(m_mu);
+  QueueCounts c;
+  auto st = transaction("reading the queue", [&]() -> Status {
+    c = QueueCounts{};
+    if (auto e = expire_leases(run_id); !e) return e;
+    auto s = pg::exec(m_conn.get(), "SELECT state, count(*) FROM trial_queue WHERE run_id = $1 GROUP BY state",
+                      pg::Params().add(run_id));
+    if (!s.ok()) return fail(s, "reading the queue");
+    for (int i = 0; i < s.rows(); ++i) add_queue_count(c, s.text(i, 0), static_cast<int>(s.i64(i, 1)));
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return c;
+}
+
+Status PgStore::cancel_queue(long long run_id) {
+  std::lock_guard lock(m_mu);
+  auto r = run("UPDATE trial_queue SET state = 'cancelled', lease_until = 0 WHERE run_id = $1 "
+               "AND state IN ('pending', 'claimed')",
+               pg::Params().add(run_id), "cancelling queued trials");
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Status PgStore::save_node_fingerprint(const std::string& hash, const std::string& json) {
+  std::lock_guard lock(m_mu);
+  auto r = run("INSERT INTO node_fingerprints(hash, fingerprint) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+               pg::Params().add(hash).add(json), "recording a node's fingerprint");
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Expected<std::string> PgStore::node_fingerprint(const std::string& hash) {
+  std::lock_guard lock(m_mu);
+  auto r = run("SELECT fingerprint FROM node_fingerprints WHERE hash = $1", pg::Params().add(hash),
+               "reading a node's fingerprint");
+  if (!r) return r.error();
+  return r->rows() ? r->text(0, 0) : std::string();
 }
 
 }  // namespace perfgate::store

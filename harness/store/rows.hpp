@@ -65,7 +65,7 @@ inline std::vector<int> devices(const std::string& text) {
 inline constexpr const char* k_trial_columns =
     "id, run_id, config_id, repeat, seq, status, exit_code, signal, error, started_at, wall_s, cpu_s, peak_rss_mb, "
     "steps, malformed_lines, notes, log_dir, steady_class, steady_start, compile_steps, last_step_s, host, slot, "
-    "device_kind, devices";
+    "device_kind, devices, node_fingerprint";
 
 template <typename Row>
 model::TrialRecord trial(const Row& r) {
@@ -95,6 +95,7 @@ model::TrialRecord trial(const Row& r) {
   t.slot = static_cast<int>(r.i64(22));
   t.device_kind = r.text(23);
   t.devices = devices(r.text(24));
+  t.node_fingerprint = r.text(25);
   return t;
 }
 

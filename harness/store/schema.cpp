@@ -169,6 +169,39 @@ ALTER TABLE trials ADD COLUMN device_kind TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN devices TEXT NOT NULL DEFAULT '';          -- "0,1": ids as exported
 UPDATE trials SET host = (SELECT host FROM runs WHERE runs.id = trials.run_id);
 )sql",
+    // v6: the fleet queue (../shared/DESIGN.md, "Execution"). A Slurm run's
+    // trials wait here; a worker claims one with a lease it renews, and an
+    // expired lease makes the trial pending again (attempts up to
+    // max_attempts). Each node's machine fingerprint is kept once and named
+    // by its trials.
+    R"sql(
+CREATE TABLE trial_queue(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  plan_index INTEGER NOT NULL,                 -- into the run's plan trials
+  seq INTEGER NOT NULL,                        -- run order
+  state TEXT NOT NULL DEFAULT 'pending',       -- pending | claimed | done | lost | cancelled
+  attempts INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL DEFAULT 1,
+  worker TEXT NOT NULL DEFAULT '',
+  lease_until REAL NOT NULL DEFAULT 0,         -- unix s, the database's clock
+  trial_id INTEGER,                            -- the attempt running now (claimed) or the last one
+  UNIQUE(run_id, plan_index)
+);
+CREATE INDEX trial_queue_by_state ON trial_queue(run_id, state, seq);
+CREATE INDEX trial_queue_by_trial ON trial_queue(trial_id);
+CREATE TABLE fleet_jobs(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  job_id TEXT NOT NULL,
+  submitted_at REAL NOT NULL,
+  PRIMARY KEY(run_id, job_id)
+);
+CREATE TABLE node_fingerprints(
+  hash TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL
+);
+ALTER TABLE trials ADD COLUMN node_fingerprint TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 }  // namespace

@@ -15,10 +15,12 @@
 #include <sqlite3.h>
 
 #include "harness/model/params.hpp"
+#include "harness/store/queue_sql.hpp"
 #include "harness/store/rows.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/time.hpp"
 
 namespace perfgate::store {
 namespace fs = std::filesystem;
@@ -93,6 +95,19 @@ class SqliteStore final : public Store {
   Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) override;
   Expected<long long> save_gate(const GateRecord& gate) override;
   Expected<std::vector<GateRecord>> load_gates(long long run_id) override;
+  Status enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) override;
+  Status record_fleet_job(long long run_id, const std::string& job_id) override;
+  Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
+  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) override;
+  Status set_claim_trial(long long queue_id, long long trial_id) override;
+  Expected<int> renew_leases(const std::string& worker, double lease_s) override;
+  Expected<QueueCounts> queue_counts(long long run_id) override;
+  Status cancel_queue(long long run_id) override;
+  Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
+  Expected<std::string> node_fingerprint(const std::string& hash) override;
+
+ private:
+  Status expire_leases(long long run_id);
 
  private:
   Error fail(int rc, const std::string& doing) const {
@@ -284,10 +299,11 @@ Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
   auto st = transaction("recording a trial start", [&]() -> Status {
     Stmt s(m_db,
            "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, device_kind, "
-           "devices) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+           "devices, node_fingerprint) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, t.run_id).bind(2, t.config_id).bind(3, t.repeat).bind(4, t.seq);
     s.bind(5, std::string(model::to_string(model::TrialStatus::Running))).bind(6, t.started_at).bind(7, t.log_dir);
     s.bind(8, t.host).bind(9, t.slot).bind(10, t.device_kind).bind(11, util::join_ints(t.devices));
+    s.bind(12, t.node_fingerprint);
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a trial start");
     id = sqlite3_last_insert_rowid(m_db);
     return Ok{};
@@ -327,12 +343,28 @@ Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const lo
     Stmt s(m_db,
            "UPDATE trials SET status = ?, exit_code = ?, signal = ?, error = ?, wall_s = ?, cpu_s = ?, peak_rss_mb = ?, "
            "steps = ?, malformed_lines = ?, notes = ?, steady_class = ?, steady_start = ?, compile_steps = ?, "
-           "last_step_s = ? WHERE id = ?");
+           "last_step_s = ? WHERE id = ? AND status <> 'lost'");
     s.bind(1, std::string(model::to_string(t.status))).bind(2, t.exit_code).bind(3, t.signal).bind(4, t.error);
     s.bind(5, t.wall_s).bind(6, t.cpu_s).bind(7, t.peak_rss_mb).bind(8, t.steps).bind(9, t.malformed_lines);
     s.bind(10, t.notes).bind(11, t.steady_class).bind(12, t.steady_start).bind(13, t.compile_steps);
     s.bind(14, t.last_step_s).bind(15, t.id);
     if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a finished trial");
+    if (sqlite3_changes(m_db) == 0) return Error::harness(lease_lost_message(t.id));
+    // A queued trial's claim ends with it (see Store::finish_trial).
+    if (t.status == model::TrialStatus::Interrupted) {
+      Stmt q(m_db, k_requeue_interrupted_sqlite);
+      q.bind(1, t.id);
+      if (int rc = q.step(); rc != SQLITE_DONE) return fail(rc, "queueing a stopped worker's trial again");
+      if (sqlite3_changes(m_db) > 0) {
+        Stmt lost(m_db, "UPDATE trials SET status = 'lost', error = ? WHERE id = ?");
+        lost.bind(1, std::string(k_worker_stopped)).bind(2, t.id);
+        if (int rc = lost.step(); rc != SQLITE_DONE) return fail(rc, "recording a lost trial");
+      }
+    } else {
+      Stmt q(m_db, "UPDATE trial_queue SET state = 'done', lease_until = 0 WHERE trial_id = ? AND state = 'claimed'");
+      q.bind(1, t.id);
+      if (int rc = q.step(); rc != SQLITE_DONE) return fail(rc, "ending a queued trial's claim");
+    }
     Stmt ins(m_db,
              "INSERT OR REPLACE INTO trial_summaries(trial_id, metric_id, n_total, n_steady, mean, median, p90, p99, "
              "min, max, stddev, value, is_scalar) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -497,7 +529,9 @@ Expected<int> SqliteStore::close_abandoned_runs(const std::string& host) {
   std::lock_guard lock(m_mu);
   std::vector<long long> dead;
   {
-    Stmt s(m_db, "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?");
+    Stmt s(m_db,
+           "SELECT id, pid FROM runs WHERE status = 'running' AND host = ? "
+           "AND NOT EXISTS (SELECT 1 FROM trial_queue q WHERE q.run_id = runs.id)");
     s.bind(1, host);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) {
@@ -684,6 +718,142 @@ Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, cons
   auto store = std::make_unique<SqliteStore>(db, path, opts.busy_timeout_s);
   if (auto st = store->init(); !st) return st.error();
   return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace perfgate::store
+
+// -- the fleet queue -----------------------------------------------------------
+namespace perfgate::store {
+
+Status SqliteStore::enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) {
+  std::lock_guard lock(m_mu);
+  return transaction("queueing trials", [&]() -> Status {
+    Stmt s(m_db, "INSERT INTO trial_queue(run_id, plan_index, seq, max_attempts) VALUES (?,?,?,?)");
+    for (const auto& it : items) {
+      s.bind(1, run_id).bind(2, static_cast<long long>(it.plan_index)).bind(3, it.seq).bind(4, max_attempts);
+      int rc = s.step();
+      s.reset();
+      if (rc != SQLITE_DONE) return fail(rc, "queueing trials");
+    }
+    return Ok{};
+  });
+}
+
+Status SqliteStore::record_fleet_job(long long run_id, const std::string& job_id) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "INSERT OR IGNORE INTO fleet_jobs(run_id, job_id, submitted_at) VALUES (?,?,?)");
+  s.bind(1, run_id).bind(2, job_id).bind(3, util::unix_now_s());
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a Slurm job");
+  return Ok{};
+}
+
+Expected<std::vector<std::string>> SqliteStore::fleet_jobs(long long run_id) {
+  std::lock_guard lock(m_mu);
+  std::vector<std::string> out;
+  Stmt s(m_db, "SELECT job_id FROM fleet_jobs WHERE run_id = ? ORDER BY submitted_at");
+  s.bind(1, run_id);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(s.text(0));
+  if (rc != SQLITE_DONE) return fail(rc, "reading a run's Slurm jobs");
+  return out;
+}
+
+// Called inside a transaction: leases that ran out make their trials pending
+// again (or lost, out of attempts) and their attempts lost.
+Status SqliteStore::expire_leases(long long run_id) {
+  const double now = util::unix_now_s();
+  Stmt t(m_db, k_expire_trials_sqlite);
+  t.bind(1, run_id).bind(2, now);
+  if (int rc = t.step(); rc != SQLITE_DONE) return fail(rc, "expiring leases");
+  Stmt q(m_db, k_expire_queue_sqlite);
+  q.bind(1, run_id).bind(2, now);
+  if (int rc = q.step(); rc != SQLITE_DONE) return fail(rc, "expiring leases");
+  return Ok{};
+}
+
+Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const std::string& worker, double lease_s) {
+  std::lock_guard lock(m_mu);
+  std::optional<Claim> claim;
+  auto st = transaction("claiming a queued trial", [&]() -> Status {
+    if (auto e = expire_leases(run_id); !e) return e;
+    Stmt s(m_db, "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = ? AND state = 'pending' "
+                 "ORDER BY seq LIMIT 1");
+    s.bind(1, run_id);
+    int rc = s.step();
+    if (rc == SQLITE_DONE) return Ok{};
+    if (rc != SQLITE_ROW) return fail(rc, "claiming a queued trial");
+    Claim c;
+    c.queue_id = s.i64(0);
+    c.plan_index = static_cast<std::size_t>(s.i64(1));
+    c.attempt = static_cast<int>(s.i64(2)) + 1;
+    Stmt u(m_db, "UPDATE trial_queue SET state = 'claimed', worker = ?, lease_until = ?, attempts = attempts + 1, "
+                 "trial_id = NULL WHERE id = ?");
+    u.bind(1, worker).bind(2, util::unix_now_s() + lease_s).bind(3, c.queue_id);
+    if (int urc = u.step(); urc != SQLITE_DONE) return fail(urc, "claiming a queued trial");
+    claim = c;
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return claim;
+}
+
+Status SqliteStore::set_claim_trial(long long queue_id, long long trial_id) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "UPDATE trial_queue SET trial_id = ? WHERE id = ?");
+  s.bind(1, trial_id).bind(2, queue_id);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a claim's trial");
+  return Ok{};
+}
+
+Expected<int> SqliteStore::renew_leases(const std::string& worker, double lease_s) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "UPDATE trial_queue SET lease_until = ? WHERE worker = ? AND state = 'claimed'");
+  s.bind(1, util::unix_now_s() + lease_s).bind(2, worker);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "renewing leases");
+  return sqlite3_changes(m_db);
+}
+
+Expected<QueueCounts> SqliteStore::queue_counts(long long run_id) {
+  std::lock_guard lock(m_mu);
+  QueueCounts c;
+  auto st = transaction("reading the queue", [&]() -> Status {
+    if (auto e = expire_leases(run_id); !e) return e;
+    Stmt s(m_db, "SELECT state, count(*) FROM trial_queue WHERE run_id = ? GROUP BY state");
+    s.bind(1, run_id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) add_queue_count(c, s.text(0), static_cast<int>(s.i64(1)));
+    if (rc != SQLITE_DONE) return fail(rc, "reading the queue");
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return c;
+}
+
+Status SqliteStore::cancel_queue(long long run_id) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "UPDATE trial_queue SET state = 'cancelled', lease_until = 0 WHERE run_id = ? "
+               "AND state IN ('pending', 'claimed')");
+  s.bind(1, run_id);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "cancelling queued trials");
+  return Ok{};
+}
+
+Status SqliteStore::save_node_fingerprint(const std::string& hash, const std::string& json) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "INSERT OR IGNORE INTO node_fingerprints(hash, fingerprint) VALUES (?,?)");
+  s.bind(1, hash).bind(2, json);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a node's fingerprint");
+  return Ok{};
+}
+
+Expected<std::string> SqliteStore::node_fingerprint(const std::string& hash) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "SELECT fingerprint FROM node_fingerprints WHERE hash = ?");
+  s.bind(1, hash);
+  int rc = s.step();
+  if (rc == SQLITE_ROW) return s.text(0);
+  if (rc != SQLITE_DONE) return fail(rc, "reading a node's fingerprint");
+  return std::string();
 }
 
 }  // namespace perfgate::store

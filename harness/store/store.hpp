@@ -101,6 +101,23 @@ struct GateRecord {
   std::vector<model::Comparison> comparisons;
 };
 
+// The fleet queue (../shared/DESIGN.md, "Execution"): the trials of a run
+// that workers on other nodes claim one at a time.
+struct QueueItem {
+  std::size_t plan_index = 0;  // into the run's plan trials
+  int seq = 0;                 // run order: claims take the lowest first
+};
+struct Claim {
+  long long queue_id = 0;
+  std::size_t plan_index = 0;
+  int attempt = 1;  // 1 for the first
+};
+struct QueueCounts {
+  int pending = 0, claimed = 0, done = 0, lost = 0, cancelled = 0;
+  int total() const { return pending + claimed + done + lost + cancelled; }
+  int open() const { return pending + claimed; }  // not finished one way or another
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -120,7 +137,10 @@ class Store {
   virtual Expected<long long> begin_trial(const model::TrialRecord& trial) = 0;
   // Raw step samples, in one transaction per call (callers batch).
   virtual Status append_samples(long long trial_id, std::span<const SampleRow> rows) = 0;
-  // Final state and summaries of a trial, in one transaction.
+  // Final state and summaries of a trial, in one transaction. A queued
+  // trial's claim ends in the same transaction: done, or (interrupted with
+  // its worker) pending again and this attempt lost. A trial whose lease
+  // expired meanwhile (rerun elsewhere) is not overwritten: an error says so.
   virtual Status finish_trial(const model::TrialRecord& trial, std::span<const long long> summary_metric_ids) = 0;
 
   virtual Expected<std::vector<RunListRow>> list_runs(int limit, const std::string& suite = {}) = 0;
@@ -141,8 +161,32 @@ class Store {
                                  const std::function<void(const SampleRow&)>& fn) = 0;
   // The metrics that have raw samples in a trial, with their ids.
   virtual Expected<std::vector<std::pair<model::MetricInfo, long long>>> sampled_metrics(long long trial_id) = 0;
-  // Runs left "running" by a perfgate on this host that no longer exists become "interrupted".
+  // Runs left "running" by a perfgate on this host that no longer exists
+  // become "interrupted". Runs with queued trials are left alone: their
+  // workers and `perfgate wait` end them, not the host that submitted them.
   virtual Expected<int> close_abandoned_runs(const std::string& host) = 0;
+
+  // -- the fleet queue ------------------------------------------------------
+  // Queues trials of a run, each tried at most max_attempts times.
+  virtual Status enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) = 0;
+  virtual Status record_fleet_job(long long run_id, const std::string& job_id) = 0;
+  virtual Expected<std::vector<std::string>> fleet_jobs(long long run_id) = 0;
+  // Takes the pending trial of the run that comes first, leased to `worker`
+  // for lease_s seconds of the database's clock; nullopt when none is
+  // pending. Leases that expired first make their trials pending again (or
+  // lost, out of attempts) and mark the attempt's trial "lost".
+  virtual Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) = 0;
+  // The trial row of a claim's attempt, once begin_trial made it.
+  virtual Status set_claim_trial(long long queue_id, long long trial_id) = 0;
+  // Extends every lease `worker` holds; returns how many it still holds.
+  virtual Expected<int> renew_leases(const std::string& worker, double lease_s) = 0;
+  // The queue of a run, after expiring leases as claim_trial does.
+  virtual Expected<QueueCounts> queue_counts(long long run_id) = 0;
+  // Ctrl-C on the submitter: nothing more of the run is started; trials
+  // running now end as interrupted, not as lost.
+  virtual Status cancel_queue(long long run_id) = 0;
+  virtual Status save_node_fingerprint(const std::string& hash, const std::string& json) = 0;
+  virtual Expected<std::string> node_fingerprint(const std::string& hash) = 0;
 };
 
 struct OpenOptions {
