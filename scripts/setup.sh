@@ -15,6 +15,7 @@ packages=(
   libsqlite3-dev sqlite3   # store/ (sqlite3 CLI is used by tests to check integrity)
   libpq-dev                # store/: the shared PostgreSQL store
   postgresql-15            # tests: a throwaway server (scripts/services/postgres.sh)
+  slurmctld slurmd slurm-client munge  # tests: a throwaway one-node Slurm cluster (scripts/services/slurm.sh)
   nlohmann-json3-dev       # metrics/, report/
   libcli11-dev             # cli/
   libfmt-dev               # everywhere for formatting

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/suite/loader.hpp"
+#include "harness/runner/fleet.hpp"
 
 namespace perfgate::analysis {
 
@@ -35,26 +35,9 @@ Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {
   if (!data) return data.error();
   const auto& run = data->run;
   if (!m_suite) {
-    // The suite as the candidate ran it: same file, profiles and --set values.
-    suite::LoadOptions lo;
-    auto plan = nlohmann::json::parse(run.plan_json, nullptr, false);
-    if (plan.is_object() && plan.contains("load")) {
-      for (const auto& p : plan["load"].value("profiles", nlohmann::json::array())) lo.profiles.push_back(p.get<std::string>());
-      for (const auto& s : plan["load"].value("sets", nlohmann::json::array())) {
-        auto o = suite::parse_override(s.get<std::string>());
-        if (!o) return o.error();
-        lo.overrides.push_back(*o);
-      }
-      // The slots it ran on (--slots), so added trials run side by side as its own did.
-      if (auto sl = plan["load"].value("slots", std::string()); !sl.empty()) {
-        auto spec = suite::parse_slots_option(sl);
-        if (!spec) return spec.error();
-        lo.slots = *spec;
-      }
-    }
-    auto s = suite::load_suite(run.suite_path, lo);
-    if (!s) return Error::input(fmt::format("cannot add trials to run {}: its suite {} no longer loads: {}", m_run,
-                                            run.suite_path, s.error().message));
+    // The suite as the candidate ran it: same file, profiles, --set values and slots.
+    auto s = runner::load_suite_of_run(run);
+    if (!s) return Error::input(fmt::format("cannot add trials to run {}: {}", m_run, s.error().message));
     m_suite = std::make_unique<model::Suite>(std::move(*s));
   }
   // Repeats and positions continue the run's.

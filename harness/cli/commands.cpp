@@ -107,6 +107,7 @@ void run_options(CLI::App& sub, State& s) {
   sub.add_flag("-q,--quiet", s.quiet, "no per-trial progress lines");
   sub.add_option("--max-failures", s.max_failures,
                  "exit 1 when more trials than this fail: a count (0) or a percentage of the run's trials (10%)");
+  fleet_options(sub, s);
 }
 
 // A soak's default window: a thirtieth of the longest trial (at least 30
@@ -195,10 +196,29 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   ro.slots = slots;
   ro.slots_option = s.slots;
   if (ro.soak.enabled && ro.soak.window_s <= 0) ro.soak.window_s = soak_window_for(soak, *suite);
+  if (s.executor == "slurm") {
+    auto fleet = run_on_fleet(s, *suite, plan, **st, ro);
+    if (!fleet) return fail(fleet.error());
+    if (!*fleet) return 0;  // --no-wait
+    return report_run_outcome(s, **st, **fleet, ro);
+  }
   exec::ProcessLauncher launcher;
   auto outcome = runner::run_plan(*suite, plan, **st, launcher, ro);
   if (!outcome) return fail(outcome.error());
+  return report_run_outcome(s, **st, *outcome, ro);
+}
 
+}  // namespace
+
+int report_run_outcome(State& s, store::Store& st_ref, const runner::RunOutcome& outcome_ref,
+                       const runner::RunOptions& ro) {
+  const runner::SoakOptions& soak = ro.soak;
+  std::optional<util::FailureLimit> max_failures;
+  if (!s.max_failures.empty())
+    if (auto l = util::parse_failure_limit(s.max_failures)) max_failures = *l;
+  store::Store* st_ptr = &st_ref;
+  auto* st = &st_ptr;
+  const runner::RunOutcome* outcome = &outcome_ref;
   if (soak.enabled) {
     analysis::SoakAnalysisOptions so;
     so.window_s = ro.soak.window_s;
@@ -240,7 +260,6 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   return 0;
 }
 
-}  // namespace
 
 void setup_run(CLI::App& sub, State& s) { run_options(sub, s); }
 

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/model/plan.hpp"
+#include "harness/model/suite.hpp"
+#include "harness/runner/runner.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/error.hpp"
 
@@ -75,6 +78,17 @@ struct State {
   std::vector<std::string> import_files;
   std::string import_suite, import_workload;
   std::vector<std::string> import_configs;
+  // run/soak --executor slurm, worker, wait
+  std::string executor = "local";
+  int nodes = 1;
+  std::string partition;
+  std::vector<std::string> sbatch_args;
+  bool no_wait = false;
+  int retries = 2;
+  std::string lease = "60s";
+  std::string start_timeout = "10m";
+  bool shared_sqlite = false;
+  std::string worker_run;
 };
 
 struct Command {
@@ -116,5 +130,17 @@ void setup_import(CLI::App& sub, State& s);
 int do_import(State& s);
 void setup_db(CLI::App& sub, State& s);
 int do_db(State& s);
+void setup_worker(CLI::App& sub, State& s);
+int do_worker(State& s);
+void setup_wait(CLI::App& sub, State& s);
+int do_wait(State& s);
+// --executor slurm and its options, on run and soak.
+void fleet_options(CLI::App& sub, State& s);
+// Submits a recorded plan to Slurm and follows it (fleet_commands.cpp); the
+// outcome as run_plan returns it, or nullopt after --no-wait.
+Expected<std::optional<runner::RunOutcome>> run_on_fleet(State& s, const model::Suite& suite, const model::Plan& plan,
+                                                         store::Store& st, const runner::RunOptions& ro);
+// What a finished run prints and exits with, local or fleet.
+int report_run_outcome(State& s, store::Store& st, const runner::RunOutcome& outcome, const runner::RunOptions& ro);
 
 }  // namespace perfgate::cli

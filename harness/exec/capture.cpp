@@ -1,6 +1,16 @@
 #include "harness/exec/capture.hpp"
 
+#include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "harness/exec/process_launcher.hpp"
 #include "harness/util/environment.hpp"
@@ -41,6 +51,96 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   auto r = launcher.launch(spec, c);
   if (r.outcome != Outcome::Exited || r.exit_code != 0) return std::nullopt;
   return c.out;
+}
+
+ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
+  ToolResult r;
+  if (argv.empty()) {
+    r.error = "no command";
+    return r;
+  }
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::execvp(args[0], args.data());
+    int e = errno;
+    (void)!::write(exec_pipe[1], &e, sizeof e);  // tells the parent why exec failed
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ::close(exec_pipe[1]);
+  if (pid < 0) {
+    r.error = std::string("fork: ") + std::strerror(errno);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::close(exec_pipe[0]);
+    return r;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* bufs[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  bool timed_out = false;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 200)));
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        if (bufs[i]->size() < (1u << 20)) bufs[i]->append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int exec_errno = 0;
+  const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  ::close(exec_pipe[0]);
+  if (exec_failed) {
+    r.error = exec_errno == ENOENT ? fmt::format("{}: command not found on PATH", argv[0])
+                                   : fmt::format("{}: {}", argv[0], std::strerror(exec_errno));
+    return r;
+  }
+  if (timed_out) {
+    r.error = fmt::format("{} did not answer within {:.0f} s", argv[0], timeout_s);
+    return r;
+  }
+  if (WIFEXITED(status)) {
+    r.ran = true;
+    r.exit_code = WEXITSTATUS(status);
+  } else {
+    r.error = fmt::format("{} was killed by signal {}", argv[0], WTERMSIG(status));
+  }
+  return r;
 }
 
 }  // namespace perfgate::exec

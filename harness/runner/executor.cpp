@@ -5,6 +5,8 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "harness/runner/slots.hpp"
 #include "harness/util/interrupt.hpp"
 
@@ -109,6 +111,87 @@ Executed SlottedExecutor::execute(const model::Plan& plan, const std::vector<std
     }
   };
 
+  std::vector<std::thread> threads;
+  threads.reserve(m_slots.size());
+  for (std::size_t s = 0; s < m_slots.size(); ++s) threads.emplace_back(work, s);
+  for (auto& t : threads) t.join();
+  return ex;
+}
+
+QueueExecutor::QueueExecutor(std::vector<model::Slot> slots, ExecutorOptions opts, QueueSource source)
+    : m_slots(slots.empty() ? std::vector<model::Slot>{model::Slot{}} : std::move(slots)),
+      m_opts(std::move(opts)),
+      m_source(std::move(source)) {}
+
+Executed QueueExecutor::execute(const model::Plan& plan, const std::vector<std::size_t>&, const RunTrialFn& run_trial) {
+  std::mutex mu;  // guards ex, stop and the queue calls
+  bool stop = false;
+  Executed ex;
+  auto work = [&](std::size_t s) {
+    const model::Slot& slot = m_slots[s];
+    while (true) {
+      {
+        std::lock_guard lock(mu);
+        if (stop) return;
+      }
+      if (interrupted()) {
+        std::lock_guard lock(mu);
+        ex.interrupted = stop = true;
+        return;
+      }
+      Executed mine;
+      auto devices = lock_slot(slot, m_opts, mine);
+      std::optional<std::size_t> index;
+      {
+        std::lock_guard lock(mu);
+        if (!devices) {
+          ex.interrupted |= mine.interrupted;
+          if (!mine.lock_failure) ex.lock_failure = mine.lock_failure;
+          stop = true;
+          return;
+        }
+        if (stop) return;
+        auto c = m_source.claim();
+        if (!c) {
+          ex.queue_failure = c.error();
+          stop = true;
+          return;
+        }
+        index = *c;
+        if (index && *index >= plan.trials.size()) {
+          ex.queue_failure = Error::harness(fmt::format("the queue names trial {} of a plan of {}", *index,
+                                                        plan.trials.size()));
+          stop = true;
+          return;
+        }
+      }
+      if (!index) {
+        devices->release();
+        Expected<bool> more = false;
+        {
+          std::lock_guard lock(mu);
+          more = m_source.may_come();
+          if (!more) {
+            ex.queue_failure = more.error();
+            stop = true;
+            return;
+          }
+        }
+        if (!*more) return;
+        // Wait for another worker's lease to run out, a slice at a time so Ctrl-C ends the wait.
+        for (double waited = 0; waited < m_source.poll_s && !interrupted(); waited += 0.05)
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      TrialEnd end = run_trial(*index, slot);
+      if (end != TrialEnd::Done) {
+        std::lock_guard lock(mu);
+        note_end(end, ex);
+        stop = true;
+        return;
+      }
+    }
+  };
   std::vector<std::thread> threads;
   threads.reserve(m_slots.size());
   for (std::size_t s = 0; s < m_slots.size(); ++s) threads.emplace_back(work, s);

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct Executed {
   bool interrupted = false;
   bool store_failed = false;
   Status lock_failure = Ok{};  // a device lock that could not be taken (not a wait)
+  Status queue_failure = Ok{};  // the fleet queue could not be read
 };
 
 class Executor {
@@ -71,6 +73,32 @@ class SlottedExecutor final : public Executor {
  private:
   std::vector<model::Slot> m_slots;
   ExecutorOptions m_opts;
+};
+
+// A fleet worker's executor: the trials come from the run's queue in the
+// database (claimed one at a time, whatever `indexes` says), one thread per
+// slot of the node; a slot takes its devices first, then a claim. When
+// nothing is pending but trials may still come back (another worker's lease
+// may run out), it polls; it returns when the queue has nothing left.
+struct QueueSource {
+  // The next trial (index into plan.trials) claimed for this worker, or
+  // nullopt when none is pending now.
+  std::function<Expected<std::optional<std::size_t>>()> claim;
+  // Whether a trial may still become pending (others hold claims).
+  std::function<Expected<bool>()> may_come;
+  double poll_s = 1;
+};
+
+class QueueExecutor final : public Executor {
+ public:
+  QueueExecutor(std::vector<model::Slot> slots, ExecutorOptions opts, QueueSource source);
+  Executed execute(const model::Plan& plan, const std::vector<std::size_t>& indexes,
+                   const RunTrialFn& run_trial) override;
+
+ private:
+  std::vector<model::Slot> m_slots;
+  ExecutorOptions m_opts;
+  QueueSource m_source;
 };
 
 // The executor for a node's slots: serial for one, slotted for more.

@@ -157,6 +157,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     trial.slot = slot.devices.empty() ? -1 : slot.index;  // several slots always hold devices
     trial.device_kind = slot.devices.empty() ? "" : slot.kind;
     trial.devices = slot.devices;
+    trial.node_fingerprint = opts.node_fingerprint;
     auto store_failed = [&](Status s) {
       std::lock_guard lock(shared.mu);
       if (shared.store_failure) shared.store_failure = std::move(s);
@@ -165,6 +166,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     auto trial_id = st.begin_trial(trial);
     if (!trial_id) return store_failed(trial_id.error());
     trial.id = *trial_id;
+    if (opts.on_trial_begun) opts.on_trial_begun(index, trial.id);
 
     const exec::LaunchSpec& spec = ts.launch;
     std::string subst_error = ts.error;
@@ -336,7 +338,12 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
   if (slots.empty() && suite.slots)
     if (auto made = make_slots(*suite.slots)) slots = std::move(*made);
   shared.slots = std::max<std::size_t>(1, slots.size());
-  auto executor = make_local_executor(std::move(slots), std::move(eo));
+  std::unique_ptr<Executor> local;
+  Executor* executor = opts.executor;
+  if (!executor) {
+    local = make_local_executor(std::move(slots), std::move(eo));
+    executor = local.get();
+  }
   std::vector<std::size_t> indexes(plan.trials.size());
   for (std::size_t i = 0; i < indexes.size(); ++i) indexes[i] = i;
   Executed ex = executor->execute(plan, indexes, run_trial);
@@ -348,6 +355,9 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
   } else if (!ex.lock_failure) {
     end.failure = ex.lock_failure;
     end.what_failed = "a device could not be locked";
+  } else if (!ex.queue_failure) {
+    end.failure = ex.queue_failure;
+    end.what_failed = "the fleet queue could not be read";
   }
   return end;
 }
@@ -420,8 +430,8 @@ store::RunRecord new_run_record(std::string suite_name, std::string suite_path, 
   return rec;
 }
 
-Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
-                              exec::Launcher& launcher, const RunOptions& opts) {
+Expected<RecordedRun> record_run(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                                 const RunOptions& opts) {
   auto say = [&](const std::string& line) {
     if (opts.progress) *opts.progress << line << std::endl;
   };
@@ -452,6 +462,18 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   fs::create_directories(run_dir, ec);
   if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
   if (auto s = st.update_run_plan(*run_id, plan_json(plan, opts), run_dir.string()); !s) return s.error();
+  return RecordedRun{*run_id, run_dir.string()};
+}
+
+Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& st,
+                              exec::Launcher& launcher, const RunOptions& opts) {
+  auto say = [&](const std::string& line) {
+    if (opts.progress) *opts.progress << line << std::endl;
+  };
+  auto recorded = record_run(suite, plan, st, opts);
+  if (!recorded) return recorded.error();
+  const auto run_id = &recorded->run_id;
+  const fs::path run_dir = recorded->run_dir;
 
   RunOutcome out;
   out.run_id = *run_id;

@@ -23,6 +23,7 @@
 
 namespace perfgate::runner {
 
+class Executor;
 using TrialProgress = TrialCollector::Progress;
 
 // A soak: every trial runs for `duration_s` (or until the workload exits),
@@ -58,6 +59,12 @@ struct RunOptions {
   std::vector<model::Slot> slots;
   std::string slots_option;      // --slots as given, stored with the plan (an adaptive gate reuses it)
   std::string lock_dir;          // device locks; empty: device_lock_dir()
+  // A fleet worker's: the executor (runner/executor.hpp, QueueExecutor)
+  // instead of the node's local one, told each trial's row once it exists,
+  // and the node's fingerprint hash stored with every trial.
+  Executor* executor = nullptr;
+  std::function<void(std::size_t index, long long trial_id)> on_trial_begun;
+  std::string node_fingerprint;
 };
 
 struct RunOutcome {
@@ -71,6 +78,15 @@ struct RunOutcome {
   // metric the workload reported), with file and line; every trial still ran.
   std::vector<std::string> suite_errors;
 };
+
+// A new run in the store with its plan and artifacts folder, nothing run
+// yet (what run_plan does first; a fleet run queues its trials next).
+struct RecordedRun {
+  long long run_id = 0;
+  std::string run_dir;
+};
+Expected<RecordedRun> record_run(const model::Suite& suite, const model::Plan& plan, store::Store& store,
+                                 const RunOptions& opts);
 
 Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan, store::Store& store,
                               exec::Launcher& launcher, const RunOptions& opts);
