@@ -131,7 +131,8 @@ class JsonReporter final : public RunReporter {
                              {"host", t.host},
                              {"slot", t.slot >= 0 ? json(t.slot) : json(nullptr)},
                              {"device_kind", t.device_kind},
-                             {"devices", t.devices}});
+                             {"devices", t.devices},
+                             {"node_fingerprint", t.node_fingerprint}});
     j["slow_devices"] = json::array();
     for (const auto& d : rs.slow_devices)
       j["slow_devices"].push_back({{"host", d.host}, {"device_kind", d.device_kind}, {"devices", d.devices},

@@ -27,6 +27,8 @@ def record(event):
     line = json.dumps({"event": event, "t": time.time(), "pid": os.getpid(), "sleep": a.sleep,
                        "trial_dir": os.environ.get("PERFGATE_TRIAL_DIR", ""),
                        "visible": os.environ.get("ASCEND_RT_VISIBLE_DEVICES"),
+                       "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                       "slurm_task": os.environ.get("SLURM_ARRAY_TASK_ID"),
                        "slot": os.environ.get("PERFGATE_SLOT"),
                        "slot_devices": os.environ.get("PERFGATE_SLOT_DEVICES"),
                        "devices_arg": a.devices_arg,
