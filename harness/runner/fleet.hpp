@@ -89,7 +89,7 @@ Expected<std::string> submit_fleet(store::Store& st, long long run_id, const mod
 
 struct FollowOptions {
   std::ostream* progress = nullptr;  // the per-trial lines of a local run
-  double poll_s = 1;
+  double poll_s = 0.5;                // the database and squeue, each time
   double start_timeout_s = 600;      // a job still pending after this is an error with Slurm's reason
 };
 // Follows a fleet run from the database until its queue is empty (or its
