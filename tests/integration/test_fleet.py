@@ -152,6 +152,30 @@ class FleetRuns(FleetTestCase):
         self.assertExit(self.perfgate("wait", "latest", db=self.url), EXIT_INPUT)
 
 
+    def test_a_soak_on_the_fleet(self):
+        suite = self.write_suite(f"""\
+suite: fleet-soak
+defaults: {{repeats: 1, warmup: {{steps: 2}}}}
+workloads:
+  - name: train
+    command: {self.command("steps.py", "--steps", "100000", "--sleep", "0.02", "--marker", self.marker)}
+    matrix: {{k: [1, 2]}}
+""", "soak.yaml")
+        r = self.perfgate("soak", suite, "--executor", "slurm", "--nodes", "2", "--duration", "4s", "--window", "1s",
+                          db=self.url, timeout=120)
+        self.assertExit(r, EXIT_OK, "fleet soak")
+        self.job_of(r.stderr)
+        show = self.show()
+        self.assertEqual(show["run"]["kind"], "soak")
+        ok = self.trials("ok")
+        self.assertEqual(len(ok), 2)
+        for t in ok:
+            # Stopped at the soak's duration, not at the workload's 100,000 steps.
+            self.assertGreater(t["wall_s"], 3.5)
+            self.assertLess(t["wall_s"], 15)
+        self.assertIn("train k=1", r.stdout, "the soak's analysis at the end, as a local soak prints it")
+
+
 class FleetFaults(FleetTestCase):
     def test_a_worker_cancelled_mid_trial_has_its_trial_run_again(self):
         bg = self.start_fleet(self.suite(repeats=3, sleep=2.0), "--nodes", "2", "--sbatch-arg=--gres=npu:1")
@@ -184,6 +208,7 @@ class FleetFaults(FleetTestCase):
         self.assertEqual(len(lost), 1, self.trials())
         self.assertIn("stopped renewing its lease", lost[0]["error"])
 
+class FleetSubmitter(FleetTestCase):
     def test_ctrl_c_on_the_submitter_cancels_the_job_and_keeps_finished_trials(self):
         bg = self.start_fleet(self.suite(repeats=8, sleep=1.0), "--nodes", "2", "--sbatch-arg=--gres=npu:1")
         self.assertTrue(wait_until(lambda: len(self.records("end")) >= 2, 60), bg.stderr())
