@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/exec/capture.hpp"
 #include "harness/runner/fleet.hpp"
 
 namespace perfgate::analysis {
@@ -72,7 +73,16 @@ Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {
   for (int k = 0; k < most; ++k)
     for (std::size_t i = 0; i < requests.size(); ++i)
       if (k < requests[i].count) extra.trials.push_back({i, repeats[config_ids[i]]++, seq++});
-  auto out = runner::extend_run(*m_suite, extra, m_store, *m_launcher, m_run, m_opts);
+  // A fleet run's extra trials go to Slurm the way the run did.
+  Expected<runner::RunOutcome> out = runner::RunOutcome{};
+  if (runner::fleet_settings_of_run(run)) {
+    runner::FollowOptions fo;
+    fo.progress = m_opts.progress;
+    out = runner::extend_fleet_run(m_store, m_run, extra, m_opts.db_spec, fo,
+                                   [](const std::vector<std::string>& argv) { return exec::run_tool(argv, 60); });
+  } else {
+    out = runner::extend_run(*m_suite, extra, m_store, *m_launcher, m_run, m_opts);
+  }
   if (!out) return out.error();
   if (out->status == model::RunStatus::Interrupted)
     return Error::harness(fmt::format("interrupted while adding trials to run {}; the trials that finished are kept", m_run));

@@ -83,7 +83,9 @@ Expected<std::optional<runner::RunOutcome>> run_on_fleet(State& s, const model::
   auto start_s = duration_option(s.start_timeout, "--start-timeout");
   if (!start_s) return start_s.error();
 
-  auto recorded = runner::record_run(suite, plan, st, ro);
+  runner::RunOptions fleet_ro = ro;
+  fleet_ro.fleet = runner::FleetSettings{s.nodes, s.partition, s.sbatch_args, s.retries, *lease_s};
+  auto recorded = runner::record_run(suite, plan, st, fleet_ro);
   if (!recorded) return recorded.error();
   runner::SubmitOptions so;
   so.nodes = s.nodes;

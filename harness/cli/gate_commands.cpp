@@ -127,6 +127,9 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     util::install_interrupt_handlers();
     ro.progress = &std::cerr;
     ro.probe_python = false;
+    // A fleet run's extra trials reach their workers' database through PERFGATE_DB.
+    const bool sqlite = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Sqlite;
+    ro.db_spec = sqlite ? std::filesystem::absolute(s.globals.db_path).lexically_normal().string() : s.globals.db_path;
   }
   analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro,
                                     std::move(history_summaries));

@@ -247,7 +247,7 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   QueueSource src;
   src.poll_s = opts.poll_s;
   src.claim = [&]() -> Expected<std::optional<std::size_t>> {
-    auto c = st.claim_trial(run_id, opts.name, opts.lease_s);
+    auto c = st.claim_trial(run_id, opts.name, opts.lease_s, static_cast<long long>(plan->trials.size()));
     if (!c) return c.error();
     if (!c->has_value()) return std::optional<std::size_t>{};
     std::lock_guard lock(claims_mu);
@@ -256,7 +256,8 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
     return std::optional<std::size_t>((*c)->plan_index);
   };
   src.may_come = [&]() -> Expected<bool> {
-    auto c = st.queue_counts(run_id);
+    // Only trials of this worker's plan: ones added later have workers of their own.
+    auto c = st.queue_counts(run_id, static_cast<long long>(plan->trials.size()));
     if (!c) return c.error();
     return c->open() > 0;
   };
@@ -316,13 +317,21 @@ std::string tool_message(const exec::ToolResult& r) {
 
 }  // namespace
 
+namespace {
+Expected<std::string> submit_job(store::Store& st, long long run_id, const SubmitOptions& opts, const ToolFn& tool);
+}  // namespace
+
 Expected<std::string> submit_fleet(store::Store& st, long long run_id, const model::Plan& plan,
                                    const SubmitOptions& opts, const ToolFn& tool) {
   std::vector<store::QueueItem> items;
   items.reserve(plan.trials.size());
   for (std::size_t i = 0; i < plan.trials.size(); ++i) items.push_back({i, plan.trials[i].seq});
   if (auto s = st.enqueue_trials(run_id, items, 1 + std::max(0, opts.retries)); !s) return s.error();
+  return submit_job(st, run_id, opts, tool);
+}
 
+namespace {
+Expected<std::string> submit_job(store::Store& st, long long run_id, const SubmitOptions& opts, const ToolFn& tool) {
   // The job script names the run and nothing secret: the database spec
   // reaches the workers through PERFGATE_DB in the environment sbatch
   // exports, not through a command line `scontrol show job` would print.
@@ -355,6 +364,7 @@ Expected<std::string> submit_fleet(store::Store& st, long long run_id, const mod
   if (auto s = st.record_fleet_job(run_id, job); !s) return s.error();
   return job;
 }
+}  // namespace
 
 namespace {
 
@@ -394,6 +404,74 @@ Expected<JobView> job_view(const std::string& job, const ToolFn& tool) {
 
 }  // namespace
 
+std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run) {
+  auto j = nlohmann::json::parse(run.plan_json, nullptr, false);
+  if (!j.is_object() || !j.contains("load") || !j["load"].is_object() || !j["load"].contains("fleet")) return std::nullopt;
+  const auto& f = j["load"]["fleet"];
+  FleetSettings fs;
+  fs.nodes = f.value("nodes", 1);
+  fs.partition = f.value("partition", std::string());
+  fs.sbatch_args = f.value("sbatch_args", std::vector<std::string>{});
+  fs.retries = f.value("retries", 2);
+  fs.lease_s = f.value("lease_s", 60.0);
+  return fs;
+}
+
+Expected<RunOutcome> extend_fleet_run(store::Store& st, long long run_id, const model::Plan& extra,
+                                      const std::string& db_spec, const FollowOptions& opts, const ToolFn& tool) {
+  auto data = st.load_run(run_id);
+  if (!data) return data.error();
+  auto settings = fleet_settings_of_run(data->run);
+  if (!settings) return Error::harness(fmt::format("run {} was not submitted to Slurm", run_id));
+  auto before = st.queue_counts(run_id);
+  if (!before) return before.error();
+  // The stored plan grows by the extra cases and trials, so every worker
+  // reads the same plan back (plan_of_run).
+  auto j = nlohmann::json::parse(data->run.plan_json, nullptr, false);
+  if (!j.is_object() || !j.contains("cases") || !j.contains("trials"))
+    return Error::harness(fmt::format("run {} has no stored plan", run_id));
+  std::vector<store::QueueItem> items;
+  for (const auto& t : extra.trials) {
+    const auto& c = extra.cases.at(t.case_index);
+    std::size_t ci = j["cases"].size();
+    for (std::size_t k = 0; k < j["cases"].size(); ++k)
+      if (j["cases"][k].value("workload", std::string()) == c.workload &&
+          model::params_json(model::params_from_json(j["cases"][k]["params"].dump())) == c.params_json)
+        ci = k;
+    if (ci == j["cases"].size())
+      j["cases"].push_back({{"workload", c.workload}, {"params", nlohmann::json::parse(c.params_json)}});
+    items.push_back({j["trials"].size(), t.seq});
+    j["trials"].push_back({ci, t.repeat});
+  }
+  if (auto s = st.update_run_plan(run_id, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                  data->run.artifacts_dir);
+      !s)
+    return s.error();
+  if (auto s = st.enqueue_trials(run_id, items, 1 + std::max(0, settings->retries)); !s) return s.error();
+  // Running again while its new trials are out; the last worker (or the follower) ends it.
+  if (auto s = st.finish_run(run_id, model::RunStatus::Running, 0); !s) return s.error();
+  SubmitOptions so;
+  so.nodes = settings->nodes;
+  so.partition = settings->partition;
+  so.sbatch_args = settings->sbatch_args;
+  so.retries = settings->retries;
+  so.lease_s = settings->lease_s;
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  so.perfgate_bin = ec ? std::string("perfgate") : self.string();
+  so.worker_log_dir = (fs::path(data->run.artifacts_dir) / "slurm").string();
+  ::setenv("PERFGATE_DB", db_spec.c_str(), 1);
+  auto job = submit_job(st, run_id, so, tool);
+  if (!job) return job.error();
+  if (opts.progress)
+    *opts.progress << fmt::format("run {}: {} more trial(s) queued for Slurm job {}", run_id, items.size(), *job)
+                   << std::endl;
+  FollowOptions fo = opts;
+  fo.queued_before = before->total();
+  for (const auto& t : data->trials) fo.already_reported.insert(t.id);
+  return follow_fleet(st, run_id, fo, tool);
+}
+
 Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const FollowOptions& opts, const ToolFn& tool) {
   auto say = [&](const std::string& line) {
     if (opts.progress) *opts.progress << line << std::endl;
@@ -402,7 +480,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
   if (!jobs) return jobs.error();
   RunOutcome out;
   out.run_id = run_id;
-  std::set<long long> reported;
+  std::set<long long> reported = opts.already_reported;
   const double started = util::unix_now_s();
   bool ever_ran = false;
   double gone_since = 0;
@@ -419,7 +497,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
       labels[c.id] = c.workload + (c.params_json == "{}" ? "" : " " + model::params_label(model::params_from_json(c.params_json)));
     auto counts = st.queue_counts(run_id);
     if (!counts) return counts.error();
-    out.trials_total = counts->total();
+    out.trials_total = counts->total() - opts.queued_before;
     // The finished trials not shown yet, with the node they ran on.
     std::vector<const model::TrialRecord*> fresh;
     for (const auto& t : data->trials)
@@ -482,7 +560,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
       pending |= v->pending > 0;
       if (reason.empty()) reason = v->reason;
     }
-    ever_ran |= running || counts->done + counts->claimed + counts->lost > 0;
+    ever_ran |= running || counts->done + counts->claimed + counts->lost > opts.queued_before;
     if (!ever_ran && pending && util::unix_now_s() - started > opts.start_timeout_s) {
       cancel(fmt::format("no worker started within {}", util::format_duration(opts.start_timeout_s)));
       (void)st.finish_run(run_id, model::RunStatus::Failed, util::unix_now_s());

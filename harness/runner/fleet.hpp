@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,9 @@ Expected<bool> finish_queued_run(store::Store& st, long long run_id);
 
 // -- the submitting side ------------------------------------------------------
 
+// The Slurm settings a fleet run was submitted with; nullopt for a local run.
+std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run);
+
 struct SubmitOptions {
   int nodes = 1;                      // array tasks, one per node
   std::string partition;
@@ -91,10 +95,18 @@ struct FollowOptions {
   std::ostream* progress = nullptr;  // the per-trial lines of a local run
   double poll_s = 0.5;                // the database and squeue, each time
   double start_timeout_s = 600;      // a job still pending after this is an error with Slurm's reason
+  std::set<long long> already_reported;  // trials finished before (trials added to a run): not shown again
+  int queued_before = 0;                 // queue rows before them: not counted in the totals
 };
 // Follows a fleet run from the database until its queue is empty (or its
 // jobs are gone, or Ctrl-C: the jobs are cancelled, the run interrupted,
 // finished trials kept); the counts as a local run returns them.
+// Adds trials to a fleet run (an adaptive gate's): appended to its stored
+// plan, queued, submitted as a new job array with the run's own settings
+// (db_spec reaches the workers as PERFGATE_DB), and followed to the end.
+Expected<RunOutcome> extend_fleet_run(store::Store& st, long long run_id, const model::Plan& extra,
+                                      const std::string& db_spec, const FollowOptions& opts, const ToolFn& tool);
+
 Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const FollowOptions& opts, const ToolFn& tool);
 
 }  // namespace perfgate::runner

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ struct SoakOptions {
   std::function<void(const std::string& label, double duration_s, const TrialProgress& p, double soak_eta_s)> on_progress;
 };
 
+// How a fleet run was submitted, stored with its plan so trials added later
+// (an adaptive gate) go to Slurm the same way.
+struct FleetSettings {
+  int nodes = 1;
+  std::string partition;
+  std::vector<std::string> sbatch_args;
+  int retries = 2;
+  double lease_s = 60;
+};
+
 struct RunOptions {
   std::vector<std::string> tags;
   std::string commit;            // empty: read from git where the suite lives
@@ -65,6 +76,10 @@ struct RunOptions {
   Executor* executor = nullptr;
   std::function<void(std::size_t index, long long trial_id)> on_trial_begun;
   std::string node_fingerprint;
+  // A fleet run's Slurm settings (kept in the plan), and the database spec
+  // its workers get through PERFGATE_DB when trials are added to it.
+  std::optional<FleetSettings> fleet;
+  std::string db_spec;
 };
 
 struct RunOutcome {

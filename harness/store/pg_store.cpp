@@ -118,10 +118,11 @@ class PgStore final : public Store {
   Status enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) override;
   Status record_fleet_job(long long run_id, const std::string& job_id) override;
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
-  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) override;
+  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
+                                             long long below_index) override;
   Status set_claim_trial(long long queue_id, long long trial_id) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
-  Expected<QueueCounts> queue_counts(long long run_id) override;
+  Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
@@ -885,7 +886,8 @@ Status PgStore::expire_leases(long long run_id) {
   return Ok{};
 }
 
-Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std::string& worker, double lease_s) {
+Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std::string& worker, double lease_s,
+                                                    long long below_index) {
   std::lock_guard lock(m_mu);
   std::optional<Claim> claim;
   auto st = transaction("claiming a queued trial", [&]() -> Status {
@@ -895,8 +897,8 @@ Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std:
     // instead of queueing behind the first one's lock.
     auto s = pg::exec(m_conn.get(),
                       "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = $1 AND state = 'pending' "
-                      "ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED",
-                      pg::Params().add(run_id));
+                      "AND plan_index < $2 ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED",
+                      pg::Params().add(run_id).add(below_index));
     if (!s.ok()) return fail(s, "claiming a queued trial");
     if (s.rows() == 0) return Ok{};
     Claim c;
@@ -931,14 +933,15 @@ Expected<int> PgStore::renew_leases(const std::string& worker, double lease_s) {
   return static_cast<int>(r->affected());
 }
 
-Expected<QueueCounts> PgStore::queue_counts(long long run_id) {
+Expected<QueueCounts> PgStore::queue_counts(long long run_id, long long below_index) {
   std::lock_guard lock(m_mu);
   QueueCounts c;
   auto st = transaction("reading the queue", [&]() -> Status {
     c = QueueCounts{};
     if (auto e = expire_leases(run_id); !e) return e;
-    auto s = pg::exec(m_conn.get(), "SELECT state, count(*) FROM trial_queue WHERE run_id = $1 GROUP BY state",
-                      pg::Params().add(run_id));
+    auto s = pg::exec(m_conn.get(),
+                      "SELECT state, count(*) FROM trial_queue WHERE run_id = $1 AND plan_index < $2 GROUP BY state",
+                      pg::Params().add(run_id).add(below_index));
     if (!s.ok()) return fail(s, "reading the queue");
     for (int i = 0; i < s.rows(); ++i) add_queue_count(c, s.text(i, 0), static_cast<int>(s.i64(i, 1)));
     return Ok{};

@@ -98,10 +98,11 @@ class SqliteStore final : public Store {
   Status enqueue_trials(long long run_id, std::span<const QueueItem> items, int max_attempts) override;
   Status record_fleet_job(long long run_id, const std::string& job_id) override;
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
-  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) override;
+  Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
+                                             long long below_index) override;
   Status set_claim_trial(long long queue_id, long long trial_id) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
-  Expected<QueueCounts> queue_counts(long long run_id) override;
+  Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
@@ -771,14 +772,15 @@ Status SqliteStore::expire_leases(long long run_id) {
   return Ok{};
 }
 
-Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const std::string& worker, double lease_s) {
+Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const std::string& worker, double lease_s,
+                                                    long long below_index) {
   std::lock_guard lock(m_mu);
   std::optional<Claim> claim;
   auto st = transaction("claiming a queued trial", [&]() -> Status {
     if (auto e = expire_leases(run_id); !e) return e;
     Stmt s(m_db, "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = ? AND state = 'pending' "
-                 "ORDER BY seq LIMIT 1");
-    s.bind(1, run_id);
+                 "AND plan_index < ? ORDER BY seq LIMIT 1");
+    s.bind(1, run_id).bind(2, below_index);
     int rc = s.step();
     if (rc == SQLITE_DONE) return Ok{};
     if (rc != SQLITE_ROW) return fail(rc, "claiming a queued trial");
@@ -813,13 +815,13 @@ Expected<int> SqliteStore::renew_leases(const std::string& worker, double lease_
   return sqlite3_changes(m_db);
 }
 
-Expected<QueueCounts> SqliteStore::queue_counts(long long run_id) {
+Expected<QueueCounts> SqliteStore::queue_counts(long long run_id, long long below_index) {
   std::lock_guard lock(m_mu);
   QueueCounts c;
   auto st = transaction("reading the queue", [&]() -> Status {
     if (auto e = expire_leases(run_id); !e) return e;
-    Stmt s(m_db, "SELECT state, count(*) FROM trial_queue WHERE run_id = ? GROUP BY state");
-    s.bind(1, run_id);
+    Stmt s(m_db, "SELECT state, count(*) FROM trial_queue WHERE run_id = ? AND plan_index < ? GROUP BY state");
+    s.bind(1, run_id).bind(2, below_index);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) add_queue_count(c, s.text(0), static_cast<int>(s.i64(1)));
     if (rc != SQLITE_DONE) return fail(rc, "reading the queue");

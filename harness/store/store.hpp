@@ -112,6 +112,7 @@ struct Claim {
   std::size_t plan_index = 0;
   int attempt = 1;  // 1 for the first
 };
+inline constexpr long long k_all_trials = 1LL << 62;
 struct QueueCounts {
   int pending = 0, claimed = 0, done = 0, lost = 0, cancelled = 0;
   int total() const { return pending + claimed + done + lost + cancelled; }
@@ -175,13 +176,17 @@ class Store {
   // for lease_s seconds of the database's clock; nullopt when none is
   // pending. Leases that expired first make their trials pending again (or
   // lost, out of attempts) and mark the attempt's trial "lost".
-  virtual Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s) = 0;
+  // Only rows whose plan_index is below `below_index` are taken: a worker
+  // claims what its copy of the plan holds (trials added to the run later,
+  // by an adaptive gate, go to the workers submitted with them).
+  virtual Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
+                                                     long long below_index = k_all_trials) = 0;
   // The trial row of a claim's attempt, once begin_trial made it.
   virtual Status set_claim_trial(long long queue_id, long long trial_id) = 0;
   // Extends every lease `worker` holds; returns how many it still holds.
   virtual Expected<int> renew_leases(const std::string& worker, double lease_s) = 0;
   // The queue of a run, after expiring leases as claim_trial does.
-  virtual Expected<QueueCounts> queue_counts(long long run_id) = 0;
+  virtual Expected<QueueCounts> queue_counts(long long run_id, long long below_index = k_all_trials) = 0;
   // Ctrl-C on the submitter: nothing more of the run is started; trials
   // running now end as interrupted, not as lost.
   virtual Status cancel_queue(long long run_id) = 0;

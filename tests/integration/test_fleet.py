@@ -89,6 +89,11 @@ workloads:
         self.jobs.append(m.group(1))
         return m.group(1)
 
+    def worker_logs(self):
+        """Every worker log of this test's runs, for failure messages."""
+        return "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+                         for p in sorted(self.tmp.glob("results/runs/*/*/slurm/worker-*.log")))
+
     def assertNoDuplicates(self, ok):
         keys = [(t["config_id"], t["repeat"]) for t in ok]
         self.assertEqual(len(keys), len(set(keys)), keys)
@@ -176,6 +181,43 @@ workloads:
         self.assertIn("train k=1", r.stdout, "the soak's analysis at the end, as a local soak prints it")
 
 
+class FleetGate(FleetTestCase):
+    def test_an_adaptive_gate_submits_its_extra_trials_to_the_fleet(self):
+        suite = self.write_suite(f"""\
+suite: fleet-gate
+defaults: {{repeats: 5, warmup: {{steps: 1}}, timeout: 1m}}
+workloads:
+  - name: steps
+    command: {self.command("noisy_steps.py", "--seed-from-env", "PERFGATE_REPEAT", "--seed-from-env",
+                           "PERFGATE_RUN_ID", "--scale-env", "NOISY_SCALE", "--marker", self.marker)}
+""", "gate.yaml")
+        for _ in range(2):
+            self.assertExit(self.perfgate("run", suite, "-q", "--tag", "nightly", db=self.url), EXIT_OK)
+        # Two candidate trials on the fleet, 30 % slower: too few to test.
+        r = self.fleet(suite, "--set", "repeats=2", "--nodes", "2", "--sbatch-arg=--gres=npu:1")
+        self.assertExit(r, EXIT_OK, "fleet candidate")
+        self.job_of(r.stderr)
+        cand = self.show()["run"]["id"]
+        g = self.perfgate("gate", "--run", str(cand), "--baseline", "tag:nightly", "--adaptive", "--max-trials", "8",
+                          "--format", "json", db=self.url, timeout=240, env=self.env(NOISY_SCALE="1.3"))
+        self.assertIn(g.returncode, (1, 0), g.stderr)
+        report = json.loads(g.stdout)
+        added = report["adaptive"]["trials_added"]
+        self.assertGreaterEqual(added, 1, report["adaptive"])
+        self.assertIn("more trial(s) queued for Slurm job", g.stderr)
+        # The extra trials ran on the fleet's npus, in the candidate run, each once.
+        show = self.show_json(str(cand), db=self.url)
+        ok = [t for t in show["trials"] if t["status"] == "ok"]
+        self.assertEqual(len(ok), 2 + added)
+        self.assertTrue(all(t["device_kind"] == "npu" for t in ok), ok)
+        self.assertEqual(sorted(t["repeat"] for t in ok), list(range(2 + added)))
+        self.assertEqual(show["run"]["status"], "completed")
+        # One job array per round of extra trials, besides the run's own.
+        self.assertEqual(psql(self.url, f"SELECT count(*) FROM fleet_jobs WHERE run_id = {cand}"),
+                         str(1 + report["adaptive"]["rounds"]))
+        self.assertEqual(report["outcome"], "regression", report["headline"])
+
+
 class FleetFaults(FleetTestCase):
     def test_a_worker_cancelled_mid_trial_has_its_trial_run_again(self):
         bg = self.start_fleet(self.suite(repeats=3, sleep=2.0), "--nodes", "2", "--sbatch-arg=--gres=npu:1")
@@ -183,9 +225,10 @@ class FleetFaults(FleetTestCase):
         job = self.job_of(bg.stderr())
         victim = self.records()[0]["slurm_task"]
         subprocess.run(["scancel", f"{job}_{victim}"], check=True, timeout=30)
-        self.assertEqual(bg.wait(180), EXIT_OK, bg.stderr())
+        self.assertEqual(bg.wait(180), EXIT_OK, bg.stderr() + self.worker_logs())
         ok, lost = self.trials("ok"), self.trials("lost")
-        self.assertEqual(len(ok), 6)
+        self.assertEqual(len(ok), 6, (bg.stderr(), [(t["status"], t["error"]) for t in self.trials()],
+                                      self.worker_logs()))
         self.assertNoDuplicates(ok)
         self.assertGreaterEqual(len(lost), 1, self.trials())
         self.assertIn("queued again", lost[0]["error"])
@@ -201,7 +244,7 @@ class FleetFaults(FleetTestCase):
         ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         self.assertIn(b"worker", Path(f"/proc/{ppid}/cmdline").read_bytes())
         os.kill(ppid, signal.SIGKILL)
-        self.assertEqual(bg.wait(180), EXIT_OK, bg.stderr())
+        self.assertEqual(bg.wait(180), EXIT_OK, bg.stderr() + self.worker_logs())
         ok, lost = self.trials("ok"), self.trials("lost")
         self.assertEqual(len(ok), 4)
         self.assertNoDuplicates(ok)

@@ -91,6 +91,13 @@ TEST_CASE("queue: claims come in run order, each once, and a finished trial is d
   BOTH_BACKENDS;
   test::TempDir dir;
   auto q = queued_run(test::database_for(backend, dir.path() / "q.db"), 4, 3);
+  // A worker whose plan holds none of these trials (they were added after it started) takes none.
+  auto beyond = q.st->claim_trial(q.run, "old-worker", 600, 0);
+  REQUIRE(beyond);
+  CHECK_FALSE(beyond->has_value());
+  auto none_below = q.st->queue_counts(q.run, 0);
+  REQUIRE(none_below);
+  CHECK(none_below->total() == 0);
   std::vector<std::size_t> order;
   for (int i = 0; i < 4; ++i) {
     auto c = q.st->claim_trial(q.run, i % 2 ? "node-b:2" : "node-a:1", 600);
