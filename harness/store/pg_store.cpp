@@ -342,13 +342,19 @@ Status PgStore::finish_run(long long run_id, model::RunStatus status, double end
 Expected<long long> PgStore::config_id_locked(const std::string& workload, const std::string& params_json) {
   // Insert-or-read without a transaction of its own: ON CONFLICT makes it
   // safe against another perfgate inserting the same configuration.
-  auto r = run("WITH ins AS (INSERT INTO configs(workload, params) VALUES ($1, $2) ON CONFLICT DO NOTHING "
-               "RETURNING id) SELECT id FROM ins UNION ALL SELECT id FROM configs WHERE workload = $1 AND params = $2 "
-               "LIMIT 1",
-               pg::Params().add(workload).add(params_json), "recording a configuration");
-  if (!r) return r.error();
-  if (r->rows() != 1) return Error::harness(fmt::format("{}: a configuration could not be recorded", m_label));
-  return r->i64(0, 0);
+  // When another perfgate inserts the same row at the same moment (fleet
+  // workers starting together), ON CONFLICT waits for its commit and does
+  // nothing, and this statement's snapshot, taken before that commit, does
+  // not see the row either: the next statement does.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto r = run("WITH ins AS (INSERT INTO configs(workload, params) VALUES ($1, $2) ON CONFLICT DO NOTHING "
+                 "RETURNING id) SELECT id FROM ins UNION ALL SELECT id FROM configs WHERE workload = $1 AND params = $2 "
+                 "LIMIT 1",
+                 pg::Params().add(workload).add(params_json), "recording a configuration");
+    if (!r) return r.error();
+    if (r->rows() == 1) return r->i64(0, 0);
+  }
+  return Error::harness(fmt::format("{}: a configuration could not be recorded", m_label));
 }
 
 Expected<long long> PgStore::config_id(const std::string& workload, const std::string& params_json) {

@@ -238,6 +238,7 @@ TEST_CASE("queue: eight workers claiming at once take every trial exactly once",
   auto q = queued_run(spec, k_trials, 1);
   std::vector<std::vector<std::size_t>> got(8);
   std::vector<std::string> errors(8);
+  std::vector<long long> config_ids(8, 0);
   std::vector<std::thread> workers;
   std::latch connected(8);  // all claim together, not one by one as they connect
   for (int w = 0; w < 8; ++w)
@@ -248,6 +249,13 @@ TEST_CASE("queue: eight workers claiming at once take every trial exactly once",
         errors[w] = st.error().message;
         return;
       }
+      // Workers starting together record the same configuration at once.
+      auto cfg = (*st)->config_id("fresh", R"({"k":1})");
+      if (!cfg) {
+        errors[w] = cfg.error().message;
+        return;
+      }
+      config_ids[w] = *cfg;
       for (;;) {
         auto c = (*st)->claim_trial(q.run, "w" + std::to_string(w), 600);
         if (!c) {
@@ -260,6 +268,7 @@ TEST_CASE("queue: eight workers claiming at once take every trial exactly once",
     });
   for (auto& t : workers) t.join();
   for (const auto& e : errors) CHECK(e == "");
+  CHECK(std::count(config_ids.begin(), config_ids.end(), config_ids[0]) == 8);
   std::vector<std::size_t> all;
   for (const auto& g : got) all.insert(all.end(), g.begin(), g.end());
   std::sort(all.begin(), all.end());
