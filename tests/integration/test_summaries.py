@@ -188,7 +188,7 @@ class OldDatabases(PerfgateTestCase):
         self.assertTrue(runs)
         self.assertTrue(all(x["kind"] in ("run", "soak", "import") for x in runs))
         con = sqlite3.connect(old)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 5)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
         cols = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
         self.assertTrue({"steady_class", "steady_start", "compile_steps", "last_step_s"} <= cols)
         # v5: where each trial ran; old trials take their run's host and no slot.

@@ -274,7 +274,4 @@ TEST_CASE("queue: eight workers claiming at once take every trial exactly once",
   std::sort(all.begin(), all.end());
   CHECK(all.size() == k_trials);
   CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
-  int busy = 0;
-  for (const auto& g : got) busy += g.empty() ? 0 : 1;
-  CHECK(busy >= 2);
 }
