@@ -51,9 +51,15 @@ class ShippedSuites(ShippedSuiteCase):
         eager_off = config(show, graph_mode="eager", fusion="off")
         graph_off = config(show, graph_mode="graph", fusion="off")
         eager_on = config(show, graph_mode="eager", fusion="on")
-        # Measured -28 % (graph) and -25 % (fusion) at the suite's 2 ranks; assert 10 %.
-        self.assertLess(median_of(graph_off, "step_time_ms"), 0.9 * median_of(eager_off, "step_time_ms"))
-        self.assertLess(median_of(eager_on, "step_time_ms"), 0.9 * median_of(eager_off, "step_time_ms"))
+        # Measured -29 % (graph) and -24 % (fusion) in step time at the suite's 2 ranks, and -35 %
+        # and -28 % in the trials' CPU time. The 10 % margins are asserted on CPU time: a step's
+        # wall time follows where the trial landed on a loaded machine (graph only 9.4 % ahead
+        # once, with a compiler running beside the test), the work it did does not (SimEffects'
+        # fusion test found the same). Step time keeps its direction.
+        self.assertLess(median_of(graph_off, "cpu_time_s"), 0.9 * median_of(eager_off, "cpu_time_s"))
+        self.assertLess(median_of(eager_on, "cpu_time_s"), 0.9 * median_of(eager_off, "cpu_time_s"))
+        self.assertLess(median_of(graph_off, "step_time_ms"), median_of(eager_off, "step_time_ms"))
+        self.assertLess(median_of(eager_on, "step_time_ms"), median_of(eager_off, "step_time_ms"))
         # Graph mode compiles on its first step.
         self.assertGreater(graph_off["first_step_ms"], 2 * median_of(graph_off, "step_time_ms"))
         self.assertGreater(median_of(graph_off, "compile_ms"), 0)
