@@ -33,13 +33,6 @@ Expected<double> duration_option(const std::string& text, const char* name) {
   return *d;
 }
 
-// The binary the workers run: this one, by its absolute path (an
-// installation every node of the partition shares).
-std::string this_binary() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("perfgate") : p.string();
-}
 
 }  // namespace
 
@@ -93,7 +86,7 @@ Expected<std::optional<runner::RunOutcome>> run_on_fleet(State& s, const model::
   so.sbatch_args = s.sbatch_args;
   so.retries = s.retries;
   so.lease_s = *lease_s;
-  so.perfgate_bin = this_binary();
+  so.perfgate_bin = runner::perfgate_binary();
   so.worker_log_dir = (fs::path(recorded->run_dir) / "slurm").string();
   // The workers find the database in the environment sbatch exports (never
   // on their command line), as they find PERFGATE_LOCK_DIR and the rest.
@@ -124,7 +117,6 @@ Expected<std::optional<runner::RunOutcome>> run_on_fleet(State& s, const model::
 void setup_worker(CLI::App& sub, State& s) {
   sub.add_option("--run", s.worker_run, "the run whose queued trials to take")->required();
   sub.add_option("--lease", s.lease, "hold on a trial, renewed every quarter of it")->capture_default_str();
-  sub.add_option("--artifacts", s.artifacts_dir, "unused: trials log under the run's folder");
 }
 
 int do_worker(State& s) {

@@ -377,6 +377,13 @@ void Session::run() {
   }
   if (end == End::Timeout) m_res.outcome = Outcome::TimedOut;
   if (end == End::Interrupt) m_res.outcome = Outcome::Interrupted;
+  // A signal that reached the workload and perfgate together (Slurm's
+  // scancel signals every process of the job) may end the workload before
+  // perfgate's own handling does: stopped with perfgate, not a failure.
+  if (m_res.outcome == Outcome::Signaled && util::interrupt_count() > 0) {
+    m_res.outcome = Outcome::Interrupted;
+    m_res.error = fmt::format("interrupted (the workload got signal {} with perfgate)", m_res.signal);
+  }
   if (end == End::Stopped) m_res.outcome = Outcome::Stopped;
 
   m_out.close();

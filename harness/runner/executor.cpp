@@ -31,6 +31,12 @@ std::optional<DeviceLock> lock_slot(const model::Slot& slot, const ExecutorOptio
   return std::nullopt;
 }
 
+// Why a slot could not take its devices (Ctrl-C, a lock file), into the run's result.
+void keep_lock_failure(const Executed& mine, Executed& ex) {
+  ex.interrupted |= mine.interrupted;
+  if (!mine.lock_failure) ex.lock_failure = mine.lock_failure;
+}
+
 void note_end(TrialEnd end, Executed& ex) {
   if (end == TrialEnd::Interrupted) ex.interrupted = true;
   if (end == TrialEnd::StoreFailed) ex.store_failed = true;
@@ -90,8 +96,7 @@ Executed SlottedExecutor::execute(const model::Plan& plan, const std::vector<std
       {
         std::lock_guard lock(mu);
         if (!devices) {
-          ex.interrupted |= mine.interrupted;
-          if (!mine.lock_failure) ex.lock_failure = mine.lock_failure;
+          keep_lock_failure(mine, ex);
           stop = true;
           return;
         }
@@ -145,8 +150,7 @@ Executed QueueExecutor::execute(const model::Plan& plan, const std::vector<std::
       {
         std::lock_guard lock(mu);
         if (!devices) {
-          ex.interrupted |= mine.interrupted;
-          if (!mine.lock_failure) ex.lock_failure = mine.lock_failure;
+          keep_lock_failure(mine, ex);
           stop = true;
           return;
         }

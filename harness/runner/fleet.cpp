@@ -214,45 +214,25 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   say(fmt::format("worker {}: run {} on {}, {} slot(s){}", opts.name, run_id, hostname(), std::max<std::size_t>(1, slots->size()),
                   devices->source.empty() ? "" : " from " + devices->source));
 
-  // Leases are renewed from a thread of their own: a trial can take hours.
-  std::mutex hb_mu;
-  std::condition_variable hb_cv;
-  bool hb_stop = false;
-  std::thread heartbeat([&] {
-    std::unique_lock lock(hb_mu);
-    while (!hb_cv.wait_for(lock, std::chrono::duration<double>(std::max(0.2, opts.lease_s / 4)), [&] { return hb_stop; })) {
-      lock.unlock();
+  // Leases are renewed from a thread of their own (a trial can take hours),
+  // stopped and joined when the worker returns.
+  std::jthread heartbeat([&](std::stop_token stop) {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    const auto period = std::chrono::duration<double>(std::max(0.2, opts.lease_s / 4));
+    while (!cv.wait_for(lock, stop, period, [] { return false; }) && !stop.stop_requested())
       if (auto r = st.renew_leases(opts.name, opts.lease_s); !r)
         say(fmt::format("worker {}: could not renew its leases: {}", opts.name, r.error().message));
-      lock.lock();
-    }
   });
-  struct Join {
-    std::thread& t;
-    std::mutex& mu;
-    std::condition_variable& cv;
-    bool& stop;
-    ~Join() {
-      {
-        std::lock_guard lock(mu);
-        stop = true;
-      }
-      cv.notify_all();
-      if (t.joinable()) t.join();
-    }
-  } join{heartbeat, hb_mu, hb_cv, hb_stop};
 
-  std::mutex claims_mu;
-  std::map<std::size_t, long long> claim_of;  // plan index -> queue row
   QueueSource src;
   src.poll_s = opts.poll_s;
   src.claim = [&]() -> Expected<std::optional<std::size_t>> {
     auto c = st.claim_trial(run_id, opts.name, opts.lease_s, static_cast<long long>(plan->trials.size()));
     if (!c) return c.error();
     if (!c->has_value()) return std::optional<std::size_t>{};
-    std::lock_guard lock(claims_mu);
-    claim_of[(*c)->plan_index] = (*c)->queue_id;
-    ++out.trials_run;
+    ++out.trials_run;  // the executor calls claim under its own lock
     return std::optional<std::size_t>((*c)->plan_index);
   };
   src.may_come = [&]() -> Expected<bool> {
@@ -276,12 +256,7 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   ro.slots = *slots;
   ro.node_fingerprint = fp.hash;
   ro.on_trial_begun = [&](std::size_t index, long long trial_id) {
-    long long q = 0;
-    {
-      std::lock_guard lock(claims_mu);
-      q = claim_of[index];
-    }
-    if (auto s = st.set_claim_trial(q, trial_id); !s)
+    if (auto s = st.set_claim_trial(run_id, index, trial_id); !s)
       say(fmt::format("worker {}: could not record trial {} with its claim: {}", opts.name, trial_id, s.error().message));
   };
   auto ran = extend_run(*suite, *plan, st, launcher, run_id, ro);
@@ -404,6 +379,12 @@ Expected<JobView> job_view(const std::string& job, const ToolFn& tool) {
 
 }  // namespace
 
+std::string perfgate_binary() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("perfgate") : p.string();
+}
+
 std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run) {
   auto j = nlohmann::json::parse(run.plan_json, nullptr, false);
   if (!j.is_object() || !j.contains("load") || !j["load"].is_object() || !j["load"].contains("fleet")) return std::nullopt;
@@ -456,9 +437,7 @@ Expected<RunOutcome> extend_fleet_run(store::Store& st, long long run_id, const 
   so.sbatch_args = settings->sbatch_args;
   so.retries = settings->retries;
   so.lease_s = settings->lease_s;
-  std::error_code ec;
-  auto self = fs::read_symlink("/proc/self/exe", ec);
-  so.perfgate_bin = ec ? std::string("perfgate") : self.string();
+  so.perfgate_bin = perfgate_binary();
   so.worker_log_dir = (fs::path(data->run.artifacts_dir) / "slurm").string();
   ::setenv("PERFGATE_DB", db_spec.c_str(), 1);
   auto job = submit_job(st, run_id, so, tool);
@@ -541,6 +520,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
       for (const auto& t : d ? d->trials : std::vector<model::TrialRecord>{})
         if (t.status == model::TrialStatus::Running) {
           model::TrialRecord stopped = t;
+          stopped.summaries.clear();
           stopped.status = model::TrialStatus::Interrupted;
           stopped.error = "interrupted: the submitter cancelled the job before the worker recorded it";
           (void)st.finish_trial(stopped, {});

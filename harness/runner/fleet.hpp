@@ -73,6 +73,10 @@ Expected<bool> finish_queued_run(store::Store& st, long long run_id);
 
 // -- the submitting side ------------------------------------------------------
 
+// The binary the workers run: this one, by its absolute path (an
+// installation every node of the partition shares).
+std::string perfgate_binary();
+
 // The Slurm settings a fleet run was submitted with; nullopt for a local run.
 std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run);
 

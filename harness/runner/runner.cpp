@@ -214,13 +214,6 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
       session.before_start();
       lr = launcher.launch(spec, collector);
     }
-    // Slurm's scancel signals every process of the job, the workload too, so
-    // it may die of the signal before perfgate's own Ctrl-C handling ends it:
-    // stopped with perfgate, not a failure of the workload.
-    if (lr.outcome == exec::Outcome::Signaled && util::interrupt_count() > 0) {
-      lr.outcome = exec::Outcome::Interrupted;
-      lr.error = fmt::format("interrupted (the workload got signal {} with perfgate)", lr.signal);
-    }
     if (lr.outcome == exec::Outcome::FailedToStart) collector.on_tick(0, true);
     auto res = collector.finish();
 

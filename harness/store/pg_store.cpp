@@ -120,7 +120,7 @@ class PgStore final : public Store {
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
   Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                              long long below_index) override;
-  Status set_claim_trial(long long queue_id, long long trial_id) override;
+  Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
   Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
@@ -923,9 +923,10 @@ Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std:
   return claim;
 }
 
-Status PgStore::set_claim_trial(long long queue_id, long long trial_id) {
+Status PgStore::set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) {
   std::lock_guard lock(m_mu);
-  auto r = run("UPDATE trial_queue SET trial_id = $1 WHERE id = $2", pg::Params().add(trial_id).add(queue_id),
+  auto r = run("UPDATE trial_queue SET trial_id = $1 WHERE run_id = $2 AND plan_index = $3 AND state = 'claimed'",
+               pg::Params().add(trial_id).add(run_id).add(static_cast<long long>(plan_index)),
                "recording a claim's trial");
   if (!r) return r.error();
   return Ok{};

@@ -100,7 +100,7 @@ class SqliteStore final : public Store {
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
   Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                              long long below_index) override;
-  Status set_claim_trial(long long queue_id, long long trial_id) override;
+  Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
   Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
@@ -799,10 +799,10 @@ Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const 
   return claim;
 }
 
-Status SqliteStore::set_claim_trial(long long queue_id, long long trial_id) {
+Status SqliteStore::set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) {
   std::lock_guard lock(m_mu);
-  Stmt s(m_db, "UPDATE trial_queue SET trial_id = ? WHERE id = ?");
-  s.bind(1, trial_id).bind(2, queue_id);
+  Stmt s(m_db, "UPDATE trial_queue SET trial_id = ? WHERE run_id = ? AND plan_index = ? AND state = 'claimed'");
+  s.bind(1, trial_id).bind(2, run_id).bind(3, static_cast<long long>(plan_index));
   if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a claim's trial");
   return Ok{};
 }

@@ -181,8 +181,8 @@ class Store {
   // by an adaptive gate, go to the workers submitted with them).
   virtual Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                                      long long below_index = k_all_trials) = 0;
-  // The trial row of a claim's attempt, once begin_trial made it.
-  virtual Status set_claim_trial(long long queue_id, long long trial_id) = 0;
+  // The trial row of the claimed attempt at plan_index, once begin_trial made it.
+  virtual Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) = 0;
   // Extends every lease `worker` holds; returns how many it still holds.
   virtual Expected<int> renew_leases(const std::string& worker, double lease_s) = 0;
   // The queue of a run, after expiring leases as claim_trial does.

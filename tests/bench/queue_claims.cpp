@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
         t.seq = static_cast<int>((*c)->plan_index);
         t.host = name;
         auto id = (*mine)->begin_trial(t);
-        if (!id || !(*mine)->set_claim_trial((*c)->queue_id, *id)) {
+        if (!id || !(*mine)->set_claim_trial(*run, (*c)->plan_index, *id)) {
           ++errors;
           return;
         }

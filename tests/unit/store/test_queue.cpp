@@ -64,7 +64,7 @@ long long start_attempt(Queued& q, const store::Claim& c, const std::string& hos
   t.node_fingerprint = "fp-" + host;
   auto id = q.st->begin_trial(t);
   REQUIRE(id);
-  REQUIRE(q.st->set_claim_trial(c.queue_id, *id));
+  REQUIRE(q.st->set_claim_trial(q.run, c.plan_index, *id));
   return *id;
 }
 
