@@ -464,8 +464,10 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
   bool ever_ran = false;
   double gone_since = 0;
   auto cancel = [&](const std::string& why) {
-    for (const auto& j : *jobs) (void)tool({"scancel", j});
+    // The queue first: a worker that records its trial as interrupted after
+    // this leaves it interrupted; after scancel alone it would queue it again.
     (void)st.cancel_queue(run_id);
+    for (const auto& j : *jobs) (void)tool({"scancel", j});
     say(fmt::format("run {}: {}; Slurm job {} cancelled", run_id, why, util::join(*jobs, ", ")));
   };
   while (true) {
