@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/node_class.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/util/strings.hpp"
 
@@ -16,8 +17,17 @@ constexpr int k_default_last = 3;
 
 std::string mismatch_message(const store::RunRecord& base, const store::RunRecord& cand) {
   auto diffs = runner::fingerprint_differences(base.fingerprint_json, cand.fingerprint_json);
-  if (diffs.empty()) diffs.push_back("(fingerprint hash differs)");
+  // Fleet runs: the machines that recorded them may match while their nodes do not.
+  if (diffs.empty()) diffs.push_back("(their trials ran on other node classes)");
   return fmt::format("run {} ran on a different machine than run {}: {}", base.id, cand.id, util::join(diffs, "; "));
+}
+
+// Whether a run ran on at least one node class the candidate ran on
+// (analysis/node_class.hpp): for local runs, the same machine fingerprint.
+Expected<bool> shares_a_class(store::Store& st, const store::RunRecord& r, const std::set<std::string>& cand_classes) {
+  auto classes = node_classes(st, r);
+  if (!classes) return classes.error();
+  return std::any_of(classes->begin(), classes->end(), [&](const std::string& c) { return cand_classes.count(c) > 0; });
 }
 
 }  // namespace
@@ -77,6 +87,8 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
   if (!sel) return sel.error();
   Baseline b;
   b.forced = false;
+  auto cand_classes = node_classes(st, cand);
+  if (!cand_classes) return cand_classes.error();
   if (!sel->run.empty()) {
     auto id = st.resolve_run(sel->run);
     if (!id) return id.error();
@@ -84,7 +96,9 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
       return Error::input(fmt::format("baseline {} is the candidate run itself; pick an earlier run", sel->run));
     auto data = st.load_run(*id);
     if (!data) return data.error();
-    if (data->run.fingerprint_hash != cand.fingerprint_hash) {
+    auto comparable = shares_a_class(st, data->run, *cand_classes);
+    if (!comparable) return comparable.error();
+    if (!*comparable) {
       if (!force) return Error::input(mismatch_message(data->run, cand) + "; pass --force to compare anyway");
       b.forced = true;
       b.warnings.push_back(mismatch_message(data->run, cand) + " (compared anyway: --force)");
@@ -116,8 +130,10 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
         continue;
       }
     }
-    if (r.fingerprint_hash == cand.fingerprint_hash || force) {
-      if (r.fingerprint_hash != cand.fingerprint_hash) {
+    auto comparable = shares_a_class(st, r, *cand_classes);
+    if (!comparable) return comparable.error();
+    if (*comparable || force) {
+      if (!*comparable) {
         b.forced = true;
         b.warnings.push_back(mismatch_message(r, cand) + " (pooled anyway: --force)");
       }
@@ -163,9 +179,13 @@ Expected<std::vector<store::RunData>> select_history(store::Store& st, const sto
   q.limit = max_runs * 4;  // flagged and other-machine runs are skipped below
   auto found = st.find_runs(q);
   if (!found) return found.error();
+  auto cand_classes = node_classes(st, cand);
+  if (!cand_classes) return cand_classes.error();
   for (const auto& r : *found) {
     if (static_cast<int>(out.size()) >= room) break;
-    if (r.fingerprint_hash != cand.fingerprint_hash) continue;
+    auto comparable = shares_a_class(st, r, *cand_classes);
+    if (!comparable) return comparable.error();
+    if (!*comparable) continue;
     if (std::any_of(baseline.runs.begin(), baseline.runs.end(), [&](const store::RunData& b) { return b.run.id == r.id; }))
       continue;
     auto flagged = flagged_by_own_gate(st, r.id);

@@ -36,7 +36,9 @@ struct Baseline {
   std::vector<std::pair<long long, std::string>> left_out;
 };
 
-// Runs of the selector, checked against the candidate's fingerprint. Runs of
+// Runs of the selector, checked against the candidate's machine: a run
+// counts when its trials ran on a node class the candidate's did (for local
+// runs, the same machine fingerprint; analysis/node_class.hpp). Runs of
 // another machine are refused with the differing fields (keyed selectors
 // skip them and say so) unless `force`.
 Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& cand, const std::string& selector,

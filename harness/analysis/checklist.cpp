@@ -9,6 +9,7 @@
 
 #include "harness/analysis/baseline.hpp"
 #include "harness/analysis/gate.hpp"
+#include "harness/analysis/node_class.hpp"
 #include "harness/analysis/run_summary.hpp"
 #include "harness/analysis/soak.hpp"
 #include "harness/suite/policy_loader.hpp"
@@ -312,13 +313,26 @@ class Evaluator {
       r.evidence = history.error().message;
       return;
     }
+    // Compared per node class, as the gate does.
+    auto data = m_st.load_run(rs.run.id);
+    if (!data) {
+      r.evidence = data.error().message;
+      return;
+    }
+    auto classes = node_class_view(m_st, *data, m_opt.force);
+    if (!classes) {
+      r.evidence = classes.error().message;
+      return;
+    }
     std::vector<RunSummary> bs, hs;
-    for (const auto& b : base->runs) bs.push_back(summarise_run(b));
-    for (const auto& h : *history) hs.push_back(summarise_run(h));
+    for (const auto& b : base->runs)
+      for (auto& part : classes->summarise(b)) bs.push_back(std::move(part));
+    for (const auto& h : *history)
+      for (auto& part : classes->summarise(h)) hs.push_back(std::move(part));
     // The gate's own evaluation (joint tests, failed trials, run-to-run
     // spread, resolution); a checklist launches nothing, so a gate that
     // cannot decide fails the item.
-    auto ev = analysis::evaluate_gate(collect_items(rs, bs, *policy, {}, hs), *policy);
+    auto ev = analysis::evaluate_gate(collect_items(classes->summarise(*data), bs, *policy, {}, hs), *policy);
     auto& cs = ev.comparisons;
     auto n = count_verdicts(cs);
     int bad = n.regression + n.failed;

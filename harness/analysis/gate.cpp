@@ -147,6 +147,7 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     c.workload = it.workload;
     c.params_json = it.params_json;
     c.label = it.label;
+    c.node_class = it.node_class;
     c.metric = it.metric;
     c.metric.better = direction(it);
     c.threshold_rel = policy.threshold_for(c.metric, it.rule);
@@ -399,11 +400,12 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     for (const auto& it : items) {
       if (!it.base.present || !it.cand.present) continue;
       if (it.base.failed + it.cand.failed == 0) continue;
-      if (!seen.emplace(config_key(it.workload, it.params_json), true).second) continue;
+      if (!seen.emplace(config_key(it.workload, it.params_json) + '\x1f' + it.node_class, true).second) continue;
       Comparison c;
       c.workload = it.workload;
       c.params_json = it.params_json;
       c.label = it.label;
+      c.node_class = it.node_class;
       c.metric.name = std::string(model::k_trials_failed_metric);
       c.metric.unit = "trials";
       c.metric.better = Better::Lower;
@@ -625,6 +627,12 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
 std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<RunSummary>& base,
                                     const model::GatePolicy& policy, const std::vector<std::string>& metrics,
                                     const std::vector<RunSummary>& history) {
+  return collect_items(std::vector<RunSummary>{cand}, base, policy, metrics, history);
+}
+
+std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, const std::vector<RunSummary>& base,
+                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics,
+                                    const std::vector<RunSummary>& history) {
   struct Side {
     bool present = false;
     int failed = 0, ok = 0, no_steady = 0, classified = 0;
@@ -634,7 +642,7 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
     std::map<std::string, int> non_finite;
   };
   struct Entry {
-    std::string workload, params_json, label;
+    std::string workload, params_json, label, node_class;
     Side base, cand, history;
     std::map<std::string, model::MetricInfo> infos;
     std::vector<std::string> metric_order;
@@ -645,13 +653,14 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
   enum class Role { Cand, Base, History };
   auto add = [&](const RunSummary& rs, Role role) {
     for (const auto& cs : rs.configs) {
-      auto key = config_key(cs.workload, cs.params_json);
+      // One node class's trials are compared with the same class's only.
+      auto key = config_key(cs.workload, cs.params_json) + '\x1f' + rs.node_class;
       auto found = index.find(key);
       if (found == index.end()) {
         // History only widens the spread of configurations the gate compares.
         if (role == Role::History) continue;
         found = index.emplace(key, entries.size()).first;
-        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, {}, {}, {}, {}, {}, {}});
+        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, rs.node_class, {}, {}, {}, {}, {}, {}});
       }
       Entry& e = entries[found->second];
       Side& side = role == Role::Cand ? e.cand : role == Role::Base ? e.base : e.history;
@@ -674,7 +683,7 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
       }
     }
   };
-  add(cand, Role::Cand);
+  for (const auto& c : cand_parts) add(c, Role::Cand);
   for (const auto& b : base) add(b, Role::Base);
   for (const auto& h : history) add(h, Role::History);
 
@@ -692,7 +701,8 @@ std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<Ru
       GateItem it;
       it.workload = e.workload;
       it.params_json = e.params_json;
-      it.label = e.label;
+      it.label = model::with_node_class(e.label, e.node_class);
+      it.node_class = e.node_class;
       it.metric = e.infos.at(name);
       it.rule = rule;
       auto fill = [&](const Side& s, SideValues& out) {
@@ -765,7 +775,8 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     int count = std::clamp(want, 1, std::min(room, opt.max_batch));
     auto key = config_key(c.workload, c.params_json);
     auto [pos, fresh] = index.try_emplace(key, out.size());
-    if (fresh) out.push_back({c.workload, c.params_json, c.label, count});
+    // The label without its node class: the trials go wherever the queue sends them.
+    if (fresh) out.push_back({c.workload, c.params_json, model::params_label(model::params_from_json(c.params_json)), count});
     else out[pos->second].count = std::max(out[pos->second].count, count);
   }
   return out;

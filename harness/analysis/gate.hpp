@@ -30,6 +30,7 @@ struct SideValues {
 
 struct GateItem {
   std::string workload, params_json, label;
+  std::string node_class;  // '' unless the gate compares node classes apart
   model::MetricInfo metric;
   const model::MetricRule* rule = nullptr;  // the policy rule, nullptr when compared ad hoc
   SideValues base, cand;
@@ -59,6 +60,12 @@ std::vector<model::Comparison> evaluate(const std::vector<GateItem>& items, cons
 std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<RunSummary>& base,
                                     const model::GatePolicy& policy, const std::vector<std::string>& metrics = {},
                                     const std::vector<RunSummary>& history = {});
+// The same over runs summarised per node class (NodeClassView::summarise):
+// one item per configuration, metric and node class, each side holding only
+// the summaries of its class; the label names the class when it is set.
+std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, const std::vector<RunSummary>& base,
+                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics,
+                                    const std::vector<RunSummary>& history);
 
 struct VerdictCounts {
   int regression = 0, improvement = 0, unchanged = 0, inconclusive = 0, missing = 0, failed = 0;

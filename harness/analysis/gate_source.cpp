@@ -14,11 +14,12 @@ namespace perfgate::analysis {
 StoreTrialSource::StoreTrialSource(store::Store& st, long long candidate_run, std::vector<RunSummary> baseline,
                                    const model::GatePolicy& policy, std::vector<std::string> metrics,
                                    exec::Launcher* launcher, runner::RunOptions run_options,
-                                   std::vector<RunSummary> history)
+                                   std::vector<RunSummary> history, NodeClassView classes)
     : m_store(st),
       m_run(candidate_run),
       m_baseline(std::move(baseline)),
       m_history(std::move(history)),
+      m_classes(std::move(classes)),
       m_policy(policy),
       m_metrics(std::move(metrics)),
       m_launcher(launcher),
@@ -27,7 +28,7 @@ StoreTrialSource::StoreTrialSource(store::Store& st, long long candidate_run, st
 Expected<std::vector<GateItem>> StoreTrialSource::items() {
   auto data = m_store.load_run(m_run);
   if (!data) return data.error();
-  return collect_items(summarise_run(*data), m_baseline, m_policy, m_metrics, m_history);
+  return collect_items(m_classes.summarise(*data), m_baseline, m_policy, m_metrics, m_history);
 }
 
 Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {

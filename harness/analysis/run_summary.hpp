@@ -64,6 +64,9 @@ struct SlowDevice {
 
 struct RunSummary {
   store::RunRecord run;
+  // The node class these trials ran on when a gate compares classes apart
+  // (analysis/node_class.hpp); '' for a whole run.
+  std::string node_class;
   std::vector<ConfigSummary> configs;
   std::vector<model::TrialRecord> trials;
   int trials_ok = 0, trials_failed = 0, trials_interrupted = 0;

@@ -25,6 +25,7 @@
 #include "harness/suite/checklist_loader.hpp"
 #include "harness/util/units.hpp"
 #include "harness/report/history_reporter.hpp"
+#include "harness/analysis/node_class.hpp"
 #include "harness/runner/fingerprint.hpp"
 #include "harness/suite/policy_loader.hpp"
 #include "harness/util/interrupt.hpp"
@@ -100,12 +101,25 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   r.left_out_runs = base->left_out;
   if (cand->run.status != model::RunStatus::Completed)
     r.warnings.push_back(fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
+  // Each configuration is compared within one node class (a fleet may mix node kinds).
+  auto classes = analysis::node_class_view(st, *cand, s.force);
+  if (!classes) return classes.error();
+  if (classes->split) {
+    std::vector<std::string> names;
+    for (const auto& [hash, name] : classes->names) names.push_back(name);
+    r.warnings.push_back(fmt::format("candidate run {} ran on {} node classes ({}): each is compared with the "
+                                     "baseline's trials on the same class",
+                                     cand->run.id, names.size(), util::join(names, ", ")));
+  }
   std::vector<analysis::RunSummary> base_summaries, history_summaries;
   std::vector<double> base_probe;
   for (const auto& b : base->runs) {
     r.baseline_runs.push_back(b.run);
-    base_summaries.push_back(analysis::summarise_run(b));
-    if (double p = analysis::host_probe_median(base_summaries.back()); std::isfinite(p)) base_probe.push_back(p);
+    if (int n = classes->trials_elsewhere(b); n > 0)
+      r.warnings.push_back(fmt::format("baseline run {}: {} trial(s) on node classes the candidate did not run on left out",
+                                       b.run.id, n));
+    for (auto& part : classes->summarise(b)) base_summaries.push_back(std::move(part));
+    if (double p = analysis::host_probe_median(analysis::summarise_run(b)); std::isfinite(p)) base_probe.push_back(p);
   }
   if (!base_probe.empty()) {
     std::sort(base_probe.begin(), base_probe.end());
@@ -113,7 +127,7 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   }
   for (const auto& h : *history) {
     r.history_runs.push_back(h.run.id);
-    history_summaries.push_back(analysis::summarise_run(h));
+    for (auto& part : classes->summarise(h)) history_summaries.push_back(std::move(part));
   }
 
   // More candidate trials: asked for (--adaptive), or what the policy does
@@ -132,7 +146,7 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     ro.db_spec = sqlite ? std::filesystem::absolute(s.globals.db_path).lexically_normal().string() : s.globals.db_path;
   }
   analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro,
-                                    std::move(history_summaries));
+                                    std::move(history_summaries), *classes);
   auto items = source.items();
   if (!items) return items.error();
   auto first = analysis::evaluate_gate(*items, r.policy);

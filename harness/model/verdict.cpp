@@ -27,6 +27,11 @@ std::optional<VerdictKind> verdict_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+std::string with_node_class(const std::string& label, const std::string& node_class) {
+  if (node_class.empty()) return label;
+  return label.empty() ? "@ " + node_class : label + " @ " + node_class;
+}
+
 int severity_rank(VerdictKind v) {
   switch (v) {
     case VerdictKind::Regression: return 0;

@@ -19,6 +19,10 @@ std::optional<VerdictKind> verdict_from_string(std::string_view s);
 // Most severe first: regression, failed, missing, inconclusive, improvement, unchanged.
 int severity_rank(VerdictKind v);
 
+// A comparison's label with its node class: "bucket_mb=25 @ pool-a/3f2a1b"
+// (the label alone when node_class is empty).
+std::string with_node_class(const std::string& label, const std::string& node_class);
+
 enum class Correction { BenjaminiHochberg, Holm };
 std::string_view to_string(Correction c);
 
@@ -93,7 +97,10 @@ inline constexpr std::string_view k_trials_failed_metric = "trials_failed";
 struct Comparison {
   std::string workload;
   std::string params_json;
-  std::string label;                     // "bucket_mb=25 graph_mode=eager"
+  std::string label;                     // "bucket_mb=25 graph_mode=eager" (with " @ node_class" when set)
+  // The node class compared ("pool-a/3f2a1b": hostname class / fingerprint
+  // hash), when the candidate ran on more than one; '' otherwise.
+  std::string node_class;
   MetricInfo metric;
   VerdictKind verdict = VerdictKind::Inconclusive;
   double threshold_rel = 0;

@@ -384,6 +384,7 @@ std::string gate_json(const GateReport& r) {
     cs.push_back({{"workload", c.workload},
                   {"params", json::parse(c.params_json, nullptr, false)},
                   {"label", c.label},
+                  {"node_class", c.node_class},
                   {"metric", c.metric.name},
                   {"unit", c.metric.unit},
                   {"better", model::to_string(c.metric.better)},

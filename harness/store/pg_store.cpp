@@ -74,6 +74,19 @@ const char* postgres_extra(std::size_t version) {
   }
 }
 
+// Migrations PostgreSQL does its own way instead of translating SQLite's
+// (nullptr: translate). v7 changes the verdicts' primary key, which SQLite
+// can only do by rebuilding the table (and that would drop `ord`).
+const char* postgres_instead(std::size_t version) {
+  switch (version) {
+    case 6:
+      return "ALTER TABLE verdicts ADD COLUMN node_class TEXT NOT NULL DEFAULT '';"
+             "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey;"
+             "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id, node_class)";
+    default: return nullptr;
+  }
+}
+
 // One row of a result, as rows.hpp reads rows.
 struct PgRow {
   const pg::Result& r;
@@ -126,6 +139,7 @@ class PgStore final : public Store {
   Status cancel_queue(long long run_id) override;
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
+  Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) override;
 
  private:
   Status expire_leases(long long run_id);
@@ -255,7 +269,8 @@ Status PgStore::migrate() {
                                         m_label, version, k_schema_version));
     auto sql = migration_sql();
     for (auto v = static_cast<std::size_t>(version); v < sql.size(); ++v) {
-      std::string step = to_postgres(sql[v]) + postgres_extra(v) +
+      const char* instead = postgres_instead(v);
+      std::string step = (instead ? std::string(instead) : to_postgres(sql[v])) + postgres_extra(v) +
                          fmt::format("; UPDATE perfgate_schema SET version = {}", v + 1);
       if (auto r = pg::exec(m_conn.get(), step); !r.ok())
         return fail(r, fmt::format("migrating the schema from version {}", v));
@@ -755,8 +770,8 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
                           .add(g.outcome).add(g.trials_added).add(g.forced ? 1 : 0));
     if (!r.ok()) return fail(r, "recording a gate");
     gate_id = r.i64(0, 0);
-    // Verdicts in multi-row statements, 500 (10,000 parameters) at a time.
-    constexpr std::size_t k_rows = 500, k_cols = 20;
+    // Verdicts in multi-row statements, 476 (under 10,000 parameters) at a time.
+    constexpr std::size_t k_rows = 476, k_cols = 21;
     for (std::size_t first = 0; first < g.comparisons.size(); first += k_rows) {
       const std::size_t last = std::min(g.comparisons.size(), first + k_rows);
       pg::Params p;
@@ -768,14 +783,15 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
         for (double x : {c.base_median, c.cand_median, c.change_rel, c.change_low_rel, c.change_high_rel}) p.add(x);
         if (c.tested) p.add(c.u).add(c.p_value).add(c.p_adjusted);
         else p.null().null().null();
-        p.add(c.extra_trials).add(c.added_trials).add(c.note);
+        p.add(c.extra_trials).add(c.added_trials).add(c.note).add(c.node_class);
         values += i == first ? "(" : ", (";
         for (std::size_t k = 0; k < k_cols; ++k) {
           // Types spelled out: libpq sends text, and a NULL has none to infer in a VALUES list.
           static constexpr const char* k_types[k_cols] = {"bigint", "bigint", "bigint", "text",   "float8",
                                                           "bigint", "bigint", "bigint", "bigint", "float8",
                                                           "float8", "float8", "float8", "float8", "float8",
-                                                          "float8", "float8", "bigint", "bigint", "text"};
+                                                          "float8", "float8", "bigint", "bigint", "text",
+                                                          "text"};
           values += fmt::format("{}${}::{}", k ? ", " : "", (i - first) * k_cols + k + 1, k_types[k]);
         }
         values += ")";
@@ -783,8 +799,8 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
       auto v = pg::exec(m_conn.get(),
                         "INSERT INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
                         "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, "
-                        "p_adjusted, extra_trials, added_trials, note) VALUES " + values +
-                            " ON CONFLICT (gate_id, config_id, metric_id) DO UPDATE SET verdict = excluded.verdict, "
+                        "p_adjusted, extra_trials, added_trials, note, node_class) VALUES " + values +
+                            " ON CONFLICT (gate_id, config_id, metric_id, node_class) DO UPDATE SET verdict = excluded.verdict, "
                             "note = excluded.note",
                         p);
       if (!v.ok()) return fail(v, "recording a verdict");
@@ -980,6 +996,16 @@ Expected<std::string> PgStore::node_fingerprint(const std::string& hash) {
                "reading a node's fingerprint");
   if (!r) return r.error();
   return r->rows() ? r->text(0, 0) : std::string();
+}
+
+Expected<std::vector<std::string>> PgStore::trial_node_fingerprints(long long run_id) {
+  std::lock_guard lock(m_mu);
+  auto r = run("SELECT DISTINCT node_fingerprint FROM trials WHERE run_id = $1 ORDER BY node_fingerprint",
+               pg::Params().add(run_id), "reading the nodes of a run");
+  if (!r) return r.error();
+  std::vector<std::string> out;
+  for (int i = 0; i < r->rows(); ++i) out.push_back(r->text(i, 0));
+  return out;
 }
 
 }  // namespace perfgate::store

@@ -202,6 +202,38 @@ CREATE TABLE node_fingerprints(
 );
 ALTER TABLE trials ADD COLUMN node_fingerprint TEXT NOT NULL DEFAULT '';
 )sql",
+    // v7: a gate over a fleet of mixed nodes compares each node class apart
+    // (analysis/gate.hpp), so a verdict is per configuration, metric and
+    // node class ('' when the gate saw one class). SQLite cannot change a
+    // primary key in place: the table is rebuilt in its old row order,
+    // which is the order reports read verdicts in. (PostgreSQL alters the
+    // key instead: pg_store.cpp.)
+    R"sql(
+CREATE TABLE verdicts_v7(
+  gate_id INTEGER NOT NULL REFERENCES gates(id) ON DELETE CASCADE,
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  verdict TEXT NOT NULL,
+  threshold REAL NOT NULL,
+  n_base INTEGER NOT NULL, n_cand INTEGER NOT NULL,
+  failed_base INTEGER NOT NULL, failed_cand INTEGER NOT NULL,
+  base_median REAL, cand_median REAL,
+  change REAL, change_low REAL, change_high REAL,
+  u REAL, p REAL, p_adjusted REAL,
+  extra_trials INTEGER NOT NULL DEFAULT 0,
+  added_trials INTEGER NOT NULL DEFAULT 0,
+  note TEXT NOT NULL DEFAULT '',
+  node_class TEXT NOT NULL DEFAULT '',   -- "pool-a/3f2a1b" (hostname class / fingerprint hash), '' for one class
+  PRIMARY KEY(gate_id, config_id, metric_id, node_class)
+);
+INSERT INTO verdicts_v7(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, failed_base, failed_cand,
+  base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, extra_trials, added_trials, note)
+  SELECT gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, failed_base, failed_cand,
+  base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, extra_trials, added_trials, note
+  FROM verdicts ORDER BY rowid;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v7 RENAME TO verdicts;
+)sql",
 };
 
 }  // namespace

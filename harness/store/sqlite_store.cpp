@@ -106,6 +106,7 @@ class SqliteStore final : public Store {
   Status cancel_queue(long long run_id) override;
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
+  Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) override;
 
  private:
   Status expire_leases(long long run_id);
@@ -644,7 +645,8 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
     Stmt v(m_db,
            "INSERT OR REPLACE INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
            "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
-           "extra_trials, added_trials, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+           "extra_trials, added_trials, note, node_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+           "?, ?)");
     for (std::size_t i = 0; i < g.comparisons.size(); ++i) {
       const auto& c = g.comparisons[i];
       v.reset();
@@ -658,7 +660,7 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
       }
       if (c.tested) v.bind(15, c.u).bind(16, c.p_value).bind(17, c.p_adjusted);
       else v.bind_null(15).bind_null(16).bind_null(17);
-      v.bind(18, c.extra_trials).bind(19, c.added_trials).bind(20, c.note);
+      v.bind(18, c.extra_trials).bind(19, c.added_trials).bind(20, c.note).bind(21, c.node_class);
       if (int rc = v.step(); rc != SQLITE_DONE) return fail(rc, "recording a verdict");
     }
     return Ok{};
@@ -856,6 +858,17 @@ Expected<std::string> SqliteStore::node_fingerprint(const std::string& hash) {
   if (rc == SQLITE_ROW) return s.text(0);
   if (rc != SQLITE_DONE) return fail(rc, "reading a node's fingerprint");
   return std::string();
+}
+
+Expected<std::vector<std::string>> SqliteStore::trial_node_fingerprints(long long run_id) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "SELECT DISTINCT node_fingerprint FROM trials WHERE run_id = ? ORDER BY node_fingerprint");
+  s.bind(1, run_id);
+  std::vector<std::string> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(s.text(0));
+  if (rc != SQLITE_DONE) return fail(rc, "reading the nodes of a run");
+  return out;
 }
 
 }  // namespace perfgate::store

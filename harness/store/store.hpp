@@ -192,6 +192,9 @@ class Store {
   virtual Status cancel_queue(long long run_id) = 0;
   virtual Status save_node_fingerprint(const std::string& hash, const std::string& json) = 0;
   virtual Expected<std::string> node_fingerprint(const std::string& hash) = 0;
+  // The distinct node fingerprints of a run's trials, sorted ("" for trials
+  // that ran where the run did, as every local run's do).
+  virtual Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) = 0;
 };
 
 struct OpenOptions {

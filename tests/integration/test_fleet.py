@@ -218,6 +218,90 @@ workloads:
         self.assertEqual(report["outcome"], "regression", report["headline"])
 
 
+class FleetNodeClasses(FleetTestCase):
+    """A fleet of two node kinds: the gate compares each kind with itself.
+
+    The run is queued through Slurm with its job held (it never starts), and
+    two `perfgate worker`s drain the queue by hand, each in its own UTS
+    namespace: nodes pool-a-01 and pool-b-01, two hostname classes, so two
+    node fingerprints. Pool b is 50 % slower than pool a, always; tonight
+    pool a got 20 % slower. Pooled, that hides inside the gap between the
+    pools; per class it is plain."""
+
+    def drain(self, run, scale_a, scale_b):
+        turns = self.tmp / f"turns-{run}"
+        procs = []
+        for host, scale in (("pool-a-01", scale_a), ("pool-b-01", scale_b)):
+            argv = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host, os.environ["PERFGATE_BIN"],
+                    "--db", self.url, "worker", "--run", str(run)]
+            env = self.env(NOISY_SCALE=str(scale), TURNS=str(turns))
+            procs.append(subprocess.Popen(argv, cwd=str(self.tmp), env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True))
+        for p in procs:
+            out, _ = p.communicate(timeout=240)
+            self.assertEqual(p.returncode, EXIT_OK, out)
+
+    def queued_run(self, suite, *args):
+        r = self.fleet(suite, "--no-wait", "--nodes", "1", "--sbatch-arg=--begin=now+1hour", *args)
+        self.assertExit(r, EXIT_OK, "queued fleet run")
+        self.job_of(r.stderr)
+        return self.show()["run"]["id"]
+
+    def test_a_gate_over_two_node_classes_compares_each_class_apart(self):
+        suite = self.write_suite(f"""\
+suite: fleet-classes
+defaults: {{repeats: 12, warmup: {{steps: 1}}, timeout: 1m}}
+workloads:
+  - name: steps
+    command: {self.command("noisy_steps.py", "--seed-from-env", "PERFGATE_REPEAT", "--seed-from-env",
+                           "PERFGATE_RUN_ID", "--scale-env", "NOISY_SCALE", "--take-turns-env", "TURNS",
+                           "--marker", self.marker)}
+""", "classes.yaml")
+        for _ in range(3):
+            run = self.queued_run(suite, "--tag", "nightly")
+            self.drain(run, 1.0, 1.5)
+        cand = self.queued_run(suite)
+        self.drain(cand, 1.2, 1.5)
+        w = self.perfgate("wait", str(cand), db=self.url, timeout=60)
+        self.assertExit(w, EXIT_OK, "wait on a drained run")
+
+        # Each trial names its node's fingerprint; both pools ran a share.
+        show = self.show_json(str(cand), db=self.url)
+        self.assertEqual(show["run"]["status"], "completed")
+        ok = [t for t in show["trials"] if t["status"] == "ok"]
+        self.assertEqual(len(ok), 12)
+        per_node = {}
+        for t in ok:
+            per_node.setdefault(t["node_fingerprint"], []).append(t["host"])
+        self.assertEqual(len(per_node), 2, per_node)
+        self.assertTrue(all(len(h) >= 4 for h in per_node.values()), per_node)
+        self.assertEqual({h[0] for h in per_node.values()}, {"pool-a-01", "pool-b-01"})
+
+        g = self.perfgate("gate", "--run", str(cand), "--baseline", "tag:nightly", "--metric", "step_time_ms",
+                          "--no-rerun", "--format", "json", db=self.url, timeout=120)
+        self.assertExit(g, 1, "gate per node class")
+        report = json.loads(g.stdout)
+        step = {c["node_class"].split("/")[0]: c for c in report["comparisons"] if c["metric"] == "step_time_ms"}
+        self.assertEqual(set(step), {"pool-a", "pool-b"}, report["comparisons"])
+        self.assertEqual(step["pool-a"]["verdict"], "regression", step["pool-a"])
+        self.assertAlmostEqual(step["pool-a"]["change"], 0.20, delta=0.04)
+        self.assertIn(step["pool-b"]["verdict"], ("unchanged", "inconclusive"), step["pool-b"])
+        self.assertLess(abs(step["pool-b"]["change"]), 0.03, step["pool-b"])
+        self.assertIn("@ pool-a/", step["pool-a"]["label"])
+        self.assertIn("2 node classes", g.stderr + json.dumps(report.get("warnings", [])))
+        # The stored verdicts keep their classes apart.
+        self.assertEqual(psql(self.url, "SELECT count(DISTINCT node_class) FROM verdicts"), "2")
+
+        # Pooled over both kinds (--force), the 20 % on half the trials sits
+        # inside the 50 % between the pools: what a gate blind to node kinds says.
+        f = self.perfgate("gate", "--run", str(cand), "--baseline", "tag:nightly", "--metric", "step_time_ms",
+                          "--no-rerun", "--force", "--format", "json", db=self.url, timeout=120)
+        pooled = [c for c in json.loads(f.stdout)["comparisons"] if c["metric"] == "step_time_ms"]
+        self.assertEqual(len(pooled), 1, pooled)
+        self.assertEqual(pooled[0]["node_class"], "")
+        self.assertNotEqual(pooled[0]["verdict"], "regression", pooled[0])
+
+
 class FleetFaults(FleetTestCase):
     def test_a_worker_cancelled_mid_trial_has_its_trial_run_again(self):
         bg = self.start_fleet(self.suite(repeats=3, sleep=2.0), "--nodes", "2", "--sbatch-arg=--gres=npu:1")

@@ -26,6 +26,11 @@ each step adds a little noise of its own (cv / 4) around that level.
   --kill-env NAME         SIGKILL itself after one step when $NAME lists this trial's
                           repeat (PERFGATE_REPEAT, 0-based), e.g. "0,2,3": a build
                           that crashes in some trials and not others
+  --take-turns-env NAME   before the steps, append this host's name to the file
+                          named in $NAME (nothing when unset) and
+                          wait (at most 20 s) until every other host named there
+                          has started at least as many trials, less one: two fleet
+                          workers sharing one queue then run about half each
   --marker                ignored: lets a test find (and clean up) the process
 """
 import argparse
@@ -45,6 +50,7 @@ p.add_argument("--scale-env")
 p.add_argument("--fail-env")
 p.add_argument("--nan-env")
 p.add_argument("--kill-env")
+p.add_argument("--take-turns-env")
 p.add_argument("--marker")
 a = p.parse_args()
 
@@ -75,6 +81,23 @@ elif a.nan_env and os.environ.get(a.nan_env, "").startswith("every:"):
 def emit(record):
     sys.stdout.write("PERFGATE " + json.dumps(record) + "\n")
 
+
+turns = os.environ.get(a.take_turns_env, "") if a.take_turns_env else ""
+if turns:
+    import socket
+    import time
+    me = socket.gethostname()
+    with open(turns, "a") as f:
+        f.write(me + "\n")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with open(turns) as f:
+            names = f.read().split()
+        mine = names.count(me)
+        others = {n: names.count(n) for n in set(names) - {me}}
+        if others and all(n >= mine - 1 for n in others.values()):
+            break
+        time.sleep(0.05)
 
 emit({"meta": {"units": {"step_time_ms": "ms", "throughput": "samples/s"},
                "better": {"step_time_ms": "lower", "throughput": "higher"}}})

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "tests/unit/support/paths.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
@@ -181,4 +183,75 @@ TEST_CASE("a version 1 database is migrated and keeps its runs", "[store]") {
   g.baseline = "1";
   g.outcome = "pass";
   CHECK(st->save_gate(g).has_value());
+}
+
+TEST_CASE("a version 6 database's verdicts survive the node-class key of version 7, in order", "[store]") {
+  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  test::TempDir dir("gates-v6");
+  const auto path = dir / "p.db";
+  const std::string spec = test::database_for(backend, path);
+  long long cand = 0;
+  {
+    auto st = open_at(spec);
+    add_run(*st, "s", {}, "a", "m");
+    cand = add_run(*st, "s", {}, "b", "m");
+    store::GateRecord g;
+    g.run_id = cand;
+    g.baseline = "1";
+    g.outcome = "pass";
+    for (int bucket : {100, 25, 50}) {  // not in any sorted order: rows must come back as written
+      model::Comparison c;
+      c.workload = "sim";
+      c.params_json = "{\"bucket_mb\":" + std::to_string(bucket) + "}";
+      c.metric = model::MetricInfo{"step_time_ms", "ms", model::Better::Lower};
+      c.verdict = model::VerdictKind::Unchanged;
+      c.note = "bucket " + std::to_string(bucket);
+      g.comparisons.push_back(c);
+    }
+    REQUIRE(st->save_gate(g));
+  }
+  // Back to version 6 as it was: no node_class, the old primary key.
+  if (backend == "sqlite") {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    const char* down =
+        "BEGIN; CREATE TABLE v6 AS SELECT gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
+        "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
+        "extra_trials, added_trials, note FROM verdicts ORDER BY rowid; DROP TABLE verdicts; "
+        "ALTER TABLE v6 RENAME TO verdicts; PRAGMA user_version = 6; COMMIT;";
+    REQUIRE(sqlite3_exec(db, down, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  } else {
+    test::pg_query(spec, "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey; ALTER TABLE verdicts DROP COLUMN node_class; "
+                         "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
+                         "UPDATE perfgate_schema SET version = 6");
+  }
+  auto st = open_at(spec);
+  auto gates = st->load_gates(cand);
+  REQUIRE(gates);
+  REQUIRE(gates->size() == 1);
+  std::vector<std::string> notes;
+  for (const auto& c : gates->front().comparisons) {
+    notes.push_back(c.note);
+    CHECK(c.node_class.empty());
+  }
+  CHECK(notes == std::vector<std::string>{"bucket 100", "bucket 25", "bucket 50"});
+  // Now one configuration and metric may hold a verdict per node class.
+  store::GateRecord g;
+  g.run_id = cand;
+  g.baseline = "1";
+  g.outcome = "regression";
+  for (const char* cls : {"pool-a/aaaaaa", "pool-b/bbbbbb"}) {
+    model::Comparison c;
+    c.workload = "sim";
+    c.params_json = R"({"bucket_mb":25})";
+    c.label = "bucket_mb=25";
+    c.node_class = cls;
+    c.metric = model::MetricInfo{"step_time_ms", "ms", model::Better::Lower};
+    g.comparisons.push_back(c);
+  }
+  REQUIRE(st->save_gate(g));
+  gates = st->load_gates(cand);
+  REQUIRE(gates->front().comparisons.size() == 2);
+  CHECK(gates->front().comparisons[1].label == "bucket_mb=25 @ pool-b/bbbbbb");
 }
