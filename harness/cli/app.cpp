@@ -27,6 +27,9 @@ const std::vector<Command>& commands() {
        setup_soak_report, do_soak_report},
       {"compare", "compare two runs per configuration and metric: change, interval, p, verdict", setup_compare, do_compare},
       {"gate", "judge a run against its baseline with a gate policy; exit 1 on regression", setup_gate, do_gate},
+      {"bisect", "find the commit that moved a metric: builds commits in worktrees, measures them, searches with the "
+                 "gate's statistics",
+       setup_bisect, do_bisect},
       {"checklist", "evaluate a release checklist against stored runs; exit 1 if an item fails", setup_checklist,
        do_checklist},
       {"history", "change points over past runs of a suite, per configuration and metric", setup_history, do_history},

@@ -89,6 +89,11 @@ struct State {
   std::string start_timeout = "10m";
   bool shared_sqlite = false;
   std::string worker_run;
+  // bisect
+  std::string bisect_good, bisect_bad, bisect_build, bisect_repo = ".", bisect_worktrees, from_gate;
+  std::string build_timeout = "1h";
+  int max_builds = 0, max_culprits = 3, trials_per_run = 5;
+  long long max_bisect_trials = 0;
 };
 
 struct Command {
@@ -100,6 +105,8 @@ struct Command {
 
 // Shared by the handlers: print the error, return its exit code.
 int fail(const Error& e);
+// Writes a report file (--markdown, --json ...).
+Status write_file(const std::string& path, const std::string& text);
 Expected<std::unique_ptr<store::Store>> open_store(const State& s);
 // Refuses to create a database just to report that it has nothing.
 Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s);
@@ -134,6 +141,8 @@ void setup_worker(CLI::App& sub, State& s);
 int do_worker(State& s);
 void setup_wait(CLI::App& sub, State& s);
 int do_wait(State& s);
+void setup_bisect(CLI::App& sub, State& s);
+int do_bisect(State& s);
 // --executor slurm and its options, on run and soak.
 void fleet_options(CLI::App& sub, State& s);
 // Submits a recorded plan to Slurm and follows it (fleet_commands.cpp); the

@@ -49,14 +49,6 @@ Expected<model::GatePolicy> policy_of(const State& s) {
   return suite::load_gate_policy(s.policy_path);
 }
 
-Status write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error::input(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-  out << text;
-  out.close();
-  if (!out) return Error::harness(fmt::format("{}: write failed", path));
-  return Ok{};
-}
 
 struct Judged {
   report::GateReport report;
@@ -250,6 +242,15 @@ void common_options(CLI::App& sub, State& s) {
 }
 
 }  // namespace
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Error::input(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  out << text;
+  out.close();
+  if (!out) return Error::harness(fmt::format("{}: write failed", path));
+  return Ok{};
+}
 
 void setup_compare(CLI::App& sub, State& s) {
   sub.add_option("baseline", s.base_selector, "baseline: run id, latest:TAG, or tag:T,last:N / commit:SHA")->required();

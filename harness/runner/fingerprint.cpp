@@ -38,15 +38,6 @@ std::string field(const std::string& text, std::string_view key, char sep = ':')
   return {};
 }
 
-// FNV-1a: a stable, dependency-free digest; collisions are not a security matter here.
-std::string fnv1a_hex(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
 
 }  // namespace
 
@@ -163,7 +154,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
   }
   nlohmann::json all = comparable;
   for (auto it = context.begin(); it != context.end(); ++it) all[it.key()] = it.value();
-  return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
+  return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), util::fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
 }
 
 std::vector<std::string> fingerprint_differences(const std::string& a_json, const std::string& b_json) {

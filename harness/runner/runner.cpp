@@ -63,6 +63,16 @@ GitInfo git_info(const std::string& dir) {
   return g;
 }
 
+// Where the code under test lives, for {worktree}: the git checkout the
+// suite is in, else the suite's folder.
+std::string default_worktree(const std::string& suite_dir) {
+  if (auto out = exec::capture_output({"git", "-C", suite_dir, "rev-parse", "--show-toplevel"}, 5)) {
+    std::string top(util::trim(*out));
+    if (!top.empty()) return top;
+  }
+  return suite_dir;
+}
+
 // The headline number of a trial for the progress line.
 std::string headline(const model::TrialRecord& t, const std::string& primary) {
   for (const auto& m : t.summaries)
@@ -106,6 +116,10 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     if (!id) return id.error();
     config_ids[i] = *id;
   }
+  // {worktree} and {commit}: a bisect names the commit's worktree; otherwise
+  // the checkout the suite lives in, at its HEAD.
+  const std::string worktree = opts.worktree.empty() ? default_worktree(suite.dir) : opts.worktree;
+  const std::string commit = !opts.commit.empty() ? opts.commit : git_info(worktree).commit;
   TrialShared shared;
   shared.primary_recorded.assign(plan.cases.size(), false);
   auto say = [&](const std::string& line) {  // call with shared.mu held
@@ -126,6 +140,8 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     ctx.soak_duration_s = opts.soak.duration_s;
     ctx.base_env = base_env;
     ctx.slot = slot;
+    ctx.worktree = worktree;
+    ctx.commit = commit;
     ctx.started_at_unix_s = util::unix_now_s();
     const TrialSpec ts = build_trial_spec(suite, plan, index, ctx);
     const double duration_s = ts.duration_s;

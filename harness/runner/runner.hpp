@@ -54,6 +54,10 @@ struct FleetSettings {
 struct RunOptions {
   std::vector<std::string> tags;
   std::string commit;            // empty: read from git where the suite lives
+  // {worktree} in the suite: where the code under test is checked out (a
+  // bisect's worktree of the commit); empty: the git checkout the suite is
+  // in, else the suite's folder.
+  std::string worktree;
   std::string branch;
   std::string artifacts_root;    // logs go to <root>/runs/<run id>/
   std::string command_line;      // how perfgate was invoked, for the record

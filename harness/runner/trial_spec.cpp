@@ -46,6 +46,8 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
     if (name == "metrics_file") return t.metrics_path;
     if (name == "run_id") return std::to_string(ctx.run_id);
     if (name == "suite_dir") return suite.dir;
+    if (name == "worktree") return ctx.worktree.empty() ? suite.dir : ctx.worktree;
+    if (name == "commit") return ctx.commit;
     if (name == "slot.index") return std::to_string(ctx.slot.index);
     if (name == "slot.devices") return util::join_ints(ctx.slot.devices);
     return std::nullopt;

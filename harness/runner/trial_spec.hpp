@@ -28,6 +28,8 @@ struct TrialContext {
   double soak_duration_s = 0;                   // 0: each workload's timeout is its duration
   std::map<std::string, std::string> base_env;  // perfgate's own environment, inherited
   model::Slot slot;                             // where the trial runs; no devices: wherever the workload picks
+  std::string worktree;                         // {worktree}: the checkout of the code under test
+  std::string commit;                           // {commit}: its git commit ('' outside git)
 };
 
 struct TrialSpec {

@@ -140,6 +140,10 @@ class PgStore final : public Store {
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
   Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) override;
+  Expected<std::optional<BuildRecord>> find_build(const std::string& key) override;
+  Status save_build(const BuildRecord& b) override;
+  Expected<long long> save_bisect(const BisectRecord& b) override;
+  Expected<std::vector<BisectRecord>> load_bisects(const std::string& suite) override;
 
  private:
   Status expire_leases(long long run_id);
@@ -725,6 +729,7 @@ Expected<std::vector<RunRecord>> PgStore::find_runs(const RunQuery& q) {
   if (q.before_id > 0) where += " AND id < " + param(q.before_id);
   if (q.exclude_id > 0) where += " AND id <> " + param(q.exclude_id);
   if (q.completed_only) where += " AND status = 'completed'";
+  if (!q.bisect_runs) where += " AND kind <> 'bisect'";
   std::string sql = fmt::format("SELECT {} FROM runs {} ORDER BY id DESC{}", k_run_columns, where,
                                 q.limit > 0 ? " LIMIT " + param(q.limit) : "");
   auto r = run(sql, p, "finding runs");
@@ -1005,6 +1010,51 @@ Expected<std::vector<std::string>> PgStore::trial_node_fingerprints(long long ru
   if (!r) return r.error();
   std::vector<std::string> out;
   for (int i = 0; i < r->rows(); ++i) out.push_back(r->text(i, 0));
+  return out;
+}
+
+Expected<std::optional<BuildRecord>> PgStore::find_build(const std::string& key) {
+  std::lock_guard lock(m_mu);
+  auto r = run(fmt::format("SELECT {} FROM builds WHERE key = $1", rows::k_build_columns), pg::Params().add(key),
+               "reading a build");
+  if (!r) return r.error();
+  if (r->rows() == 0) return std::optional<BuildRecord>();
+  return std::optional<BuildRecord>(rows::build(PgRow{*r, 0}));
+}
+
+Status PgStore::save_build(const BuildRecord& b) {
+  std::lock_guard lock(m_mu);
+  auto r = run(fmt::format("INSERT INTO builds({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+                           "ON CONFLICT (key) DO UPDATE SET tree = excluded.tree, build_command = excluded.build_command, "
+                           "git_commit = excluded.git_commit, status = excluded.status, attempts = excluded.attempts, "
+                           "worktree = excluded.worktree, log_path = excluded.log_path, error = excluded.error, "
+                           "duration_s = excluded.duration_s, updated_at = excluded.updated_at",
+                           rows::k_build_columns),
+               pg::Params().add(b.key).add(b.tree).add(b.build_command).add(b.git_commit).add(b.status).add(b.attempts)
+                   .add(b.worktree).add(b.log_path).add(b.error).add(b.duration_s).add(b.updated_at),
+               "recording a build");
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Expected<long long> PgStore::save_bisect(const BisectRecord& b) {
+  std::lock_guard lock(m_mu);
+  auto r = run("INSERT INTO bisects(created_at, suite, workload, params, metric, good, bad, outcome, report) "
+               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+               pg::Params().add(b.created_at).add(b.suite).add(b.workload).add(b.params_json).add(b.metric).add(b.good)
+                   .add(b.bad).add(b.outcome).add(b.report_json),
+               "recording a bisect");
+  if (!r) return r.error();
+  return r->i64(0, 0);
+}
+
+Expected<std::vector<BisectRecord>> PgStore::load_bisects(const std::string& suite) {
+  std::lock_guard lock(m_mu);
+  auto r = run(fmt::format("SELECT {} FROM bisects WHERE $1 = '' OR suite = $1 ORDER BY id DESC", rows::k_bisect_columns),
+               pg::Params().add(suite), "reading bisects");
+  if (!r) return r.error();
+  std::vector<BisectRecord> out;
+  for (int i = 0; i < r->rows(); ++i) out.push_back(rows::bisect(PgRow{*r, i}));
   return out;
 }
 

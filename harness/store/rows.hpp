@@ -189,4 +189,43 @@ model::Comparison comparison(const Row& v) {
   return c;
 }
 
+inline constexpr const char* k_build_columns =
+    "key, tree, build_command, git_commit, status, attempts, worktree, log_path, error, duration_s, updated_at";
+
+template <typename Row>
+BuildRecord build(const Row& r) {
+  BuildRecord b;
+  b.key = r.text(0);
+  b.tree = r.text(1);
+  b.build_command = r.text(2);
+  b.git_commit = r.text(3);
+  b.status = r.text(4);
+  b.attempts = static_cast<int>(r.i64(5));
+  b.worktree = r.text(6);
+  b.log_path = r.text(7);
+  b.error = r.text(8);
+  b.duration_s = r.f64(9);
+  b.updated_at = r.f64(10);
+  return b;
+}
+
+inline constexpr const char* k_bisect_columns =
+    "id, created_at, suite, workload, params, metric, good, bad, outcome, report";
+
+template <typename Row>
+BisectRecord bisect(const Row& r) {
+  BisectRecord b;
+  b.id = r.i64(0);
+  b.created_at = r.f64(1);
+  b.suite = r.text(2);
+  b.workload = r.text(3);
+  b.params_json = r.text(4);
+  b.metric = r.text(5);
+  b.good = r.text(6);
+  b.bad = r.text(7);
+  b.outcome = r.text(8);
+  b.report_json = r.text(9);
+  return b;
+}
+
 }  // namespace perfgate::store::rows

@@ -234,6 +234,38 @@ INSERT INTO verdicts_v7(gate_id, config_id, metric_id, verdict, threshold, n_bas
 DROP TABLE verdicts;
 ALTER TABLE verdicts_v7 RENAME TO verdicts;
 )sql",
+    // v8: perfgate bisect. Builds are cached by tree hash and build command
+    // (a second bisect over the same commits builds nothing); each bisect's
+    // outcome is kept for reports and the dashboard. Its trials are runs of
+    // kind 'bisect' with their commit.
+    R"sql(
+CREATE TABLE builds(
+  key TEXT PRIMARY KEY,                 -- digest of the tree hash and the build command
+  tree TEXT NOT NULL,
+  build_command TEXT NOT NULL,
+  git_commit TEXT NOT NULL,             -- the commit first built with this tree
+  status TEXT NOT NULL,                 -- ok | failed
+  attempts INTEGER NOT NULL DEFAULT 0,
+  worktree TEXT NOT NULL DEFAULT '',
+  log_path TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',       -- last lines of the log of a failed build
+  duration_s REAL NOT NULL DEFAULT 0,
+  updated_at REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE bisects(
+  id INTEGER PRIMARY KEY,
+  created_at REAL NOT NULL,
+  suite TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  params TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  good TEXT NOT NULL,
+  bad TEXT NOT NULL,
+  outcome TEXT NOT NULL,                -- culprit | range | no-regression | interrupted
+  report TEXT NOT NULL DEFAULT '{}'     -- the JSON report (commits, findings, builds and trials spent)
+);
+CREATE INDEX bisects_suite ON bisects(suite, id);
+)sql",
 };
 
 }  // namespace

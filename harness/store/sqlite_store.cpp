@@ -107,6 +107,10 @@ class SqliteStore final : public Store {
   Status save_node_fingerprint(const std::string& hash, const std::string& json) override;
   Expected<std::string> node_fingerprint(const std::string& hash) override;
   Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) override;
+  Expected<std::optional<BuildRecord>> find_build(const std::string& key) override;
+  Status save_build(const BuildRecord& b) override;
+  Expected<long long> save_bisect(const BisectRecord& b) override;
+  Expected<std::vector<BisectRecord>> load_bisects(const std::string& suite) override;
 
  private:
   Status expire_leases(long long run_id);
@@ -563,6 +567,7 @@ Expected<std::vector<RunRecord>> SqliteStore::find_runs(const RunQuery& q) {
   if (q.before_id > 0) where += " AND id < :before";
   if (q.exclude_id > 0) where += " AND id <> :exclude";
   if (q.completed_only) where += " AND status = 'completed'";
+  if (!q.bisect_runs) where += " AND kind <> 'bisect'";
   std::string sql = fmt::format("SELECT {} FROM runs {} ORDER BY id DESC{}", k_run_columns, where,
                                 q.limit > 0 ? " LIMIT :limit" : "");
   Stmt s(m_db, sql.c_str());
@@ -868,6 +873,51 @@ Expected<std::vector<std::string>> SqliteStore::trial_node_fingerprints(long lon
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) out.push_back(s.text(0));
   if (rc != SQLITE_DONE) return fail(rc, "reading the nodes of a run");
+  return out;
+}
+
+Expected<std::optional<BuildRecord>> SqliteStore::find_build(const std::string& key) {
+  std::lock_guard lock(m_mu);
+  const std::string sql = fmt::format("SELECT {} FROM builds WHERE key = ?", rows::k_build_columns);
+  Stmt s(m_db, sql.c_str());
+  s.bind(1, key);
+  int rc = s.step();
+  if (rc == SQLITE_ROW) return std::optional<BuildRecord>(rows::build(s));
+  if (rc != SQLITE_DONE) return fail(rc, "reading a build");
+  return std::optional<BuildRecord>();
+}
+
+Status SqliteStore::save_build(const BuildRecord& b) {
+  std::lock_guard lock(m_mu);
+  const std::string sql = fmt::format("INSERT OR REPLACE INTO builds({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                      rows::k_build_columns);
+  Stmt s(m_db, sql.c_str());
+  s.bind(1, b.key).bind(2, b.tree).bind(3, b.build_command).bind(4, b.git_commit).bind(5, b.status).bind(6, b.attempts)
+      .bind(7, b.worktree).bind(8, b.log_path).bind(9, b.error).bind(10, b.duration_s).bind(11, b.updated_at);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a build");
+  return Ok{};
+}
+
+Expected<long long> SqliteStore::save_bisect(const BisectRecord& b) {
+  std::lock_guard lock(m_mu);
+  Stmt s(m_db, "INSERT INTO bisects(created_at, suite, workload, params, metric, good, bad, outcome, report) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, b.created_at).bind(2, b.suite).bind(3, b.workload).bind(4, b.params_json).bind(5, b.metric).bind(6, b.good)
+      .bind(7, b.bad).bind(8, b.outcome).bind(9, b.report_json);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a bisect");
+  return sqlite3_last_insert_rowid(m_db);
+}
+
+Expected<std::vector<BisectRecord>> SqliteStore::load_bisects(const std::string& suite) {
+  std::lock_guard lock(m_mu);
+  const std::string sql = fmt::format("SELECT {} FROM bisects WHERE ? = '' OR suite = ? ORDER BY id DESC",
+                                      rows::k_bisect_columns);
+  Stmt s(m_db, sql.c_str());
+  s.bind(1, suite).bind(2, suite);
+  std::vector<BisectRecord> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(rows::bisect(s));
+  if (rc != SQLITE_DONE) return fail(rc, "reading bisects");
   return out;
 }
 

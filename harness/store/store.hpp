@@ -84,6 +84,9 @@ struct RunQuery {
   long long before_id = 0;       // only runs older than this one (0: any)
   long long exclude_id = 0;      // never this run (the candidate)
   bool completed_only = true;    // skip running, interrupted and failed runs
+  // Runs of kind bisect measure old commits now, one configuration each:
+  // not a baseline, nor a point of a history in time. Only bisect reads them.
+  bool bisect_runs = false;
   int limit = 0;                 // newest first; 0: all
 };
 
@@ -117,6 +120,24 @@ struct QueueCounts {
   int pending = 0, claimed = 0, done = 0, lost = 0, cancelled = 0;
   int total() const { return pending + claimed + done + lost + cancelled; }
   int open() const { return pending + claimed; }  // not finished one way or another
+};
+
+// A build of `perfgate bisect`, cached by tree hash and build command.
+struct BuildRecord {
+  std::string key, tree, build_command, git_commit;
+  std::string status;   // ok | failed
+  int attempts = 0;
+  std::string worktree, log_path, error;
+  double duration_s = 0, updated_at = 0;
+};
+
+// A bisect's outcome as recorded.
+struct BisectRecord {
+  long long id = 0;
+  double created_at = 0;
+  std::string suite, workload, params_json, metric, good, bad;
+  std::string outcome;      // culprit | range | no-regression | interrupted
+  std::string report_json;  // the JSON report
 };
 
 class Store {
@@ -195,6 +216,14 @@ class Store {
   // The distinct node fingerprints of a run's trials, sorted ("" for trials
   // that ran where the run did, as every local run's do).
   virtual Expected<std::vector<std::string>> trial_node_fingerprints(long long run_id) = 0;
+
+  // -- bisect -------------------------------------------------------------
+  virtual Expected<std::optional<BuildRecord>> find_build(const std::string& key) = 0;
+  // Inserts or replaces the build of b.key.
+  virtual Status save_build(const BuildRecord& b) = 0;
+  virtual Expected<long long> save_bisect(const BisectRecord& b) = 0;
+  // Bisects of a suite ("" for every suite), newest first.
+  virtual Expected<std::vector<BisectRecord>> load_bisects(const std::string& suite) = 0;
 };
 
 struct OpenOptions {

@@ -798,7 +798,8 @@ Expected<Settings> load_profile(const std::string& path, const std::string& base
 
 const std::vector<std::string>& builtin_placeholders() {
   static const std::vector<std::string> k = {"repeat",     "trial_dir", "metrics_file", "run_id",      "suite_dir",
-                                             "duration_s", "deadline",  "slot.index",   "slot.devices"};
+                                             "duration_s", "deadline",  "slot.index",   "slot.devices", "worktree",
+                                             "commit"};
   return k;
 }
 

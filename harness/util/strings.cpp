@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <array>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,15 @@ std::vector<std::string> split_whitespace(std::string_view s) {
     i = j;
   }
   return out;
+}
+
+std::string fnv1a_hex(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
 }
 
 std::string join(std::span<const std::string> parts, std::string_view sep) {

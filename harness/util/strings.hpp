@@ -14,6 +14,9 @@ std::vector<std::string> split(std::string_view s, char sep);
 // Fields separated by runs of spaces and tabs; no empty fields.
 std::vector<std::string> split_whitespace(std::string_view s);
 std::string join(std::span<const std::string> parts, std::string_view sep);
+// FNV-1a 64 in 16 hex digits: a stable, dependency-free digest (fingerprints,
+// build cache keys); collisions are not a security matter here.
+std::string fnv1a_hex(std::string_view s);
 // "0,2,3": numbers joined by commas, as device lists are written.
 std::string join_ints(std::span<const int> values);
 bool starts_with(std::string_view s, std::string_view prefix);

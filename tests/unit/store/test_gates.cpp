@@ -210,7 +210,7 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
     }
     REQUIRE(st->save_gate(g));
   }
-  // Back to version 6 as it was: no node_class, the old primary key.
+  // Back to version 6 as it was: no node_class, the old primary key, no bisect tables.
   if (backend == "sqlite") {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
@@ -218,13 +218,13 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
         "BEGIN; CREATE TABLE v6 AS SELECT gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
         "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
         "extra_trials, added_trials, note FROM verdicts ORDER BY rowid; DROP TABLE verdicts; "
-        "ALTER TABLE v6 RENAME TO verdicts; PRAGMA user_version = 6; COMMIT;";
+        "ALTER TABLE v6 RENAME TO verdicts; DROP TABLE builds; DROP TABLE bisects; PRAGMA user_version = 6; COMMIT;";
     REQUIRE(sqlite3_exec(db, down, nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   } else {
     test::pg_query(spec, "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey; ALTER TABLE verdicts DROP COLUMN node_class; "
                          "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
-                         "UPDATE perfgate_schema SET version = 6");
+                         "DROP TABLE builds; DROP TABLE bisects; UPDATE perfgate_schema SET version = 6");
   }
   auto st = open_at(spec);
   auto gates = st->load_gates(cand);
