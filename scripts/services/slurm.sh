@@ -108,7 +108,8 @@ EOF
     done
     if [[ $st != idle ]]; then
       echo "slurm.sh: node $node is '$st' after 30 s" >&2
-      tail -5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+      for f in slurmctld.log slurmd.log slurmd.out slurmctld.out; do echo "--- $f" >&2; tail -n 15 "$dir/log/$f" >&2 2>/dev/null || true; done
+      scontrol show node "$node" >&2 2>/dev/null || true
       exit 1
     fi
     echo "$conf"

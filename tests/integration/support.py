@@ -36,6 +36,12 @@ SOURCE_DIR = Path(os.environ.get("PERFGATE_SOURCE_DIR") or "/work/main")
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE / "workloads"
 
+def schema_version():
+    """The schema version this perfgate writes (harness/store/schema.hpp)."""
+    text = (SOURCE_DIR / "harness" / "store" / "schema.hpp").read_text()
+    return int(re.search(r"k_schema_version = (\d+);", text).group(1))
+
+
 # Exit codes of every perfgate subcommand (docs: DESIGN.md "Exit codes").
 EXIT_OK, EXIT_REGRESSION, EXIT_INPUT, EXIT_HARNESS = 0, 1, 2, 3
 

@@ -9,7 +9,8 @@ import json
 import shutil
 import sqlite3
 
-from support import (EXIT_INPUT, EXIT_OK, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, metric)
+from support import (EXIT_INPUT, EXIT_OK, PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, metric,
+                     schema_version)
 from pathlib import Path
 
 SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
@@ -188,7 +189,7 @@ class OldDatabases(PerfgateTestCase):
         self.assertTrue(runs)
         self.assertTrue(all(x["kind"] in ("run", "soak", "import") for x in runs))
         con = sqlite3.connect(old)
-        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], 6)
+        self.assertEqual(con.execute("PRAGMA user_version").fetchone()[0], schema_version())
         cols = {row[1] for row in con.execute("PRAGMA table_info(trials)")}
         self.assertTrue({"steady_class", "steady_start", "compile_steps", "last_step_s"} <= cols)
         # v5: where each trial ran; old trials take their run's host and no slot.
