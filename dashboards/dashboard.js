@@ -548,7 +548,7 @@ function paddedRange(values) {
   return [lo - pad, hi + pad];
 }
 
-function vline(ctx, area, x, colour, dash, label) {
+function vline(ctx, area, x, colour, dash, label, labelY = 12) {
   if (!isNum(x) || x < area.x - 1 || x > area.x + area.w + 1) return;
   ctx.save();
   ctx.strokeStyle = colour;
@@ -565,7 +565,7 @@ function vline(ctx, area, x, colour, dash, label) {
     ctx.font = '11px system-ui, sans-serif';
     const w = ctx.measureText(label).width;
     const tx = x + 4 + w > area.x + area.w ? x - 4 - w : x + 4;
-    ctx.fillText(label, tx, area.y + 12);
+    ctx.fillText(label, tx, area.y + labelY);
   }
   ctx.restore();
 }
@@ -1244,8 +1244,22 @@ async function pageTrend(r, index) {
       last ? `latest ${fmtNum(last[1])}` : null,
       (s.changes || []).length ? `${s.changes.length} change point${s.changes.length > 1 ? 's' : ''}` : null,
       (s.regressions || []).length ? `${s.regressions.length} gate regression${s.regressions.length > 1 ? 's' : ''}` : null,
+      (s.culprits || []).length ? `${s.culprits.length} bisected culprit${s.culprits.length > 1 ? 's' : ''}` : null,
     ].filter(Boolean).join(' · ');
     const c = chartCard(str(s.label), sub);
+    // Culprits that perfgate bisect named for this series, newest first.
+    const culprits = (s.culprits || []).slice(0, 6);
+    if (culprits.length) {
+      c.card.append(h('div', { class: 'pg-changes' }, 'bisected culprits: ', culprits.flatMap((cu, i) => [
+        i ? ', ' : '',
+        h('code', null, shortCommit(cu.sha)),
+        ` "${str(cu.subject)}" `,
+        h('span', { class: 'pg-change-bad' }, isNum(cu.change_pct) ? fmtPct(cu.change_pct) : ''),
+        ` (bisect ${str(cu.bisect)}${cu.run != null ? ', regressed in ' : ''}`,
+        cu.run != null ? runLink(cu.run) : '',
+        ')',
+      ])));
+    }
     // Change points as text with links, under the chart.
     const chs = (s.changes || []).slice(-6);
     if (chs.length) {
@@ -1386,6 +1400,9 @@ function trendChart(s, c) {
     const p = pts[d.i];
     const parts = [fmtTime(p[0]), ['run', `#${str(p[4])}`], ['commit', shortCommit(p[5])], ['median', `${fmtNum(p[1])}${unit}`], ['95%', fmtInterval(p[2], p[3])]];
     if (regRuns.has(String(p[4]))) parts.push(h('span', { class: 'pg-change-bad' }, 'gate: regression'));
+    for (const cu of s.culprits || []) {
+      if (cu.run != null && String(cu.run) === String(p[4])) parts.push(h('span', { class: 'pg-change-bad' }, `bisect: culprit ${shortCommit(cu.sha)}`));
+    }
     const ch = (s.changes || []).find((x) => String(x.run) === String(p[4]));
     if (ch) parts.push(h('span', { class: ch.regression ? 'pg-change-bad' : 'pg-muted' }, `change point ${fmtPct(ch.change_pct)} (${pEq(ch.p)})`));
     return legendFragment(parts);
@@ -1440,6 +1457,12 @@ function trendChart(s, c) {
         if (i == null && isNum(ch.t)) i = pts.findIndex((p) => p[0] >= ch.t);
         if (i == null || i < 0) continue;
         vline(ctx, area, dg.toDomXCoord(i), ch.regression ? '#c62828' : '#0b5cad', [5, 4], fmtPct(ch.change_pct));
+      }
+      for (const cu of s.culprits || []) {
+        // At the nightly that regressed: the culprit came in since the one before.
+        const i = cu.run != null ? rowOfRun.get(String(cu.run)) : null;
+        if (i == null) continue;
+        vline(ctx, area, dg.toDomXCoord(i) - 3, '#8a3ffc', [2, 2], `culprit ${shortCommit(cu.sha)}`, 26);
       }
       for (const run of regRuns) {
         const i = rowOfRun.get(run);

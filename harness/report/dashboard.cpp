@@ -273,8 +273,37 @@ json run_json(const analysis::RunSummary& s, const std::vector<store::GateRecord
 }
 
 // Per suite: every configuration and metric over its runs, with change points.
+// The culprits bisects named, per (workload, params, metric): each marked
+// on the trend at the run of its bisect's bad commit (the nightly that
+// regressed), when the trend has it.
+using SeriesKey = std::tuple<std::string, std::string, std::string>;
+std::map<SeriesKey, json> bisect_culprits(const std::vector<store::BisectRecord>& bisects) {
+  std::map<SeriesKey, json> out;
+  for (const auto& b : bisects) {  // newest first
+    if (b.outcome != "culprit") continue;
+    auto rep = json::parse(b.report_json, nullptr, false);
+    if (!rep.is_object() || !rep.contains("findings")) continue;
+    for (const auto& f : rep["findings"]) {
+      if (!f.is_object() || f.value("kind", "") != "culprit") continue;
+      auto& list = out[{b.workload, b.params_json, b.metric}];
+      if (!list.is_array()) list = json::array();
+      const auto& first = f.contains("first") ? f["first"] : json::object();
+      list.push_back({{"bisect", b.id},
+                      {"sha", first.value("sha", "")},
+                      {"subject", first.value("subject", "")},
+                      {"change_pct", f.contains("change") && f["change"].is_number() ? json(100 * f["change"].get<double>())
+                                                                                      : json(nullptr)},
+                      {"bad", b.bad},
+                      {"run", nullptr}});
+    }
+  }
+  return out;
+}
+
 json trend_json(const std::string& suite, const std::vector<const analysis::RunSummary*>& runs,
-                const std::map<long long, std::vector<store::GateRecord>>& gates) {
+                const std::map<long long, std::vector<store::GateRecord>>& gates,
+                const std::vector<store::BisectRecord>& bisects = {}) {
+  auto culprits = bisect_culprits(bisects);
   std::vector<analysis::RunSummary> chrono;
   chrono.reserve(runs.size());
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) chrono.push_back(**it);
@@ -332,6 +361,13 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
                          {"p", num(ch.p_value)},
                          {"regression", ch.regression}});
     auto k = std::tuple{s.workload, s.params_json, s.metric.name};
+    json marks = json::array();
+    if (auto c = culprits.find(k); c != culprits.end()) {
+      marks = c->second;
+      for (auto& m : marks)
+        for (const auto& p : s.points)
+          if (!p.commit.empty() && p.commit == m["bad"].get<std::string>()) m["run"] = p.run_id;
+    }
     json params = json::object();
     for (const auto& [pk, pv] : model::params_from_json(s.params_json)) params[pk] = pv.text;
     out_series.push_back({{"workload", s.workload},
@@ -343,6 +379,7 @@ json trend_json(const std::string& suite, const std::vector<const analysis::RunS
                           {"points", points},
                           {"changes", changes},
                           {"regressions", regressions.count(k) ? json(regressions[k]) : json::array()},
+                          {"culprits", marks},
                           {"baseline", baseline_band.count(k) ? baseline_band[k] : json(nullptr)}});
   }
   return {{"suite", suite}, {"primary", primary}, {"series", out_series}};
@@ -505,18 +542,31 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
     say(fmt::format("trends of suite {} ({} run(s))", suites[i], runs.size()));
     // Soaks are judged by their own page; their single long trial is not a point of a trend.
     std::vector<const analysis::RunSummary*> trend_runs;
+    // Bisect runs measure old commits now: not points of a trend either.
     for (const auto* r : runs)
-      if (!is_soak(r->run)) trend_runs.push_back(r);
+      if (!is_soak(r->run) && r->run.kind != model::RunKind::Bisect) trend_runs.push_back(r);
+    auto bisects = st.load_bisects(suites[i]);
+    if (!bisects) return bisects.error();
     std::string key = fmt::format("trend-{}", i);
-    auto trend = trend_json(suites[i], trend_runs, gates);
+    auto trend = trend_json(suites[i], trend_runs, gates, *bisects);
     std::set<std::string> metric_names;
     for (const auto& s : trend["series"]) metric_names.insert(s["metric"].get<std::string>());
     const bool has_trend = !trend["series"].empty();
     if (has_trend)
       if (auto r = w.data(key, trend); !r) return r.error();
-    const auto& latest = *runs.front();
+    // The suite's latest run is its latest nightly or sweep, not a bisect's.
+    const analysis::RunSummary* newest = runs.front();
+    std::size_t bisect_runs = 0;
+    for (const auto* r : runs) bisect_runs += r->run.kind == model::RunKind::Bisect;
+    for (const auto* r : runs)
+      if (r->run.kind != model::RunKind::Bisect) {
+        newest = r;
+        break;
+      }
+    const auto& latest = *newest;
     suites_json.push_back({{"name", suites[i]},
-                           {"runs", runs.size()},
+                           {"runs", runs.size() - bisect_runs},
+                           {"bisect_runs", bisect_runs},
                            {"latest_run", latest.run.id},
                            {"trend", has_trend ? json(key) : json(nullptr)},
                            {"metrics", std::vector<std::string>(metric_names.begin(), metric_names.end())}});

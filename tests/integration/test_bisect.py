@@ -13,7 +13,8 @@ Checked: the culprit is named, its builds and trials are in the database as
 runs of kind bisect with their commits, the user's checkout is untouched, a
 second bisect builds and runs nothing, Ctrl-C keeps everything and the next
 bisect resumes from it, --from-gate takes a red gate's ends and
-configuration, and each bad input is an exit 2 with a message.
+configuration (and the dashboard's trend, in headless Chromium, marks the
+culprit), and each bad input is an exit 2 with a message.
 """
 
 import json
@@ -23,6 +24,7 @@ import subprocess
 import unittest
 
 from support import EXIT_HARNESS, EXIT_INPUT, EXIT_OK, PerfgateTestCase, flow_list, wait_until
+from test_dashboard import CHROMIUM
 
 TRAIN = r'''
 import json, os, random, sys
@@ -205,6 +207,20 @@ class BisectRepo(RepoMaker, PerfgateTestCase):
         self.assertEqual(rep["bad"]["sha"], self.shas[-1])
         self.assertEqual(rep["metric"], "step_time_ms")
         self.assertEqual([f["first"]["sha"] for f in rep["findings"] if f["kind"] == "culprit"], [self.shas[10]])
+        # The dashboard's trend marks the culprit at the nightly that regressed.
+        out = self.tmp / "dash"
+        self.assertExit(self.perfgate("dashboard", "--out", out), EXIT_OK, "dashboard")
+        url = (out / "index.html").as_uri() + "#/trend/bisect-it?metric=step_time_ms"
+        chrome = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                 f"--user-data-dir={self.tmp / 'chrome'}", "--enable-logging=stderr", "--v=0",
+                                 "--virtual-time-budget=10000", "--dump-dom", url],
+                                capture_output=True, text=True, errors="replace", timeout=90)
+        self.assertEqual(chrome.returncode, 0, chrome.stderr[-2000:])
+        errors = [l for l in chrome.stderr.splitlines() if "Uncaught" in l or ("CONSOLE" in l and "error" in l.lower())]
+        self.assertEqual(errors, [])
+        self.assertIn("bisected culprits", chrome.stdout)
+        self.assertIn(self.shas[10][:10], chrome.stdout)
+        self.assertIn("1 bisected culprit", chrome.stdout)
 
 
 class BisectBadInput(RepoMaker, PerfgateTestCase):
