@@ -62,6 +62,7 @@ struct State {
   std::vector<std::string> config_filters;
   bool all_machines = false;
   long long history_seed = 1;
+  long long history_bisect = 0;  // history --bisect ID: that bisect's runs in commit order
   int bootstrap = 0;
   // soak / soak-report
   std::string soak_duration;

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/analysis/baseline.hpp"
 #include "harness/analysis/gate.hpp"
@@ -340,8 +341,38 @@ void setup_history(CLI::App& sub, State& s) {
   sub.add_option("--limit", s.limit, "newest runs to read")->capture_default_str();
   sub.add_option("--seed", s.history_seed, "seed of the permutation test")->capture_default_str();
   sub.add_flag("--all-machines", s.all_machines, "include runs of other machine fingerprints than the newest run's");
+  sub.add_option("--bisect", s.history_bisect,
+                 "ID: the runs of that bisect, in commit order from its good end to its bad one, instead of the "
+                 "suite's runs in time order");
   sub.add_option("--format", s.format, "table | json")->capture_default_str();
 }
+
+namespace {
+
+// history --bisect: the bisect's runs, oldest commit first (its report lists
+// the commits in order, each with the runs read for it).
+Expected<std::vector<store::RunRecord>> bisect_runs_in_commit_order(store::Store& st, const std::string& suite,
+                                                                    long long bisect_id) {
+  auto bisects = st.load_bisects(suite);
+  if (!bisects) return bisects.error();
+  auto b = std::find_if(bisects->begin(), bisects->end(), [&](const store::BisectRecord& x) { return x.id == bisect_id; });
+  if (b == bisects->end())
+    return Error::input(fmt::format("--bisect {}: no bisect of suite '{}' has that id", bisect_id, suite));
+  auto rep = nlohmann::json::parse(b->report_json, nullptr, false);
+  std::vector<store::RunRecord> out;
+  if (!rep.is_object() || !rep.contains("commits")) return out;
+  for (const auto& c : rep["commits"])
+    for (const auto& id : c.value("runs", nlohmann::json::array())) {
+      auto data = st.load_run(id.get<long long>());
+      if (!data) return data.error();
+      out.push_back(data->run);
+    }
+  // Newest first, as find_runs lists them: the bad end's last run first.
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
 
 int do_history(State& s) {
   if (s.format != "table" && s.format != "json")
@@ -353,7 +384,8 @@ int do_history(State& s) {
   store::RunQuery q;
   q.suite = s.suite_filter;
   q.limit = s.limit;
-  auto runs = (*st)->find_runs(q);
+  auto runs = s.history_bisect > 0 ? bisect_runs_in_commit_order(**st, s.suite_filter, s.history_bisect)
+                                   : (*st)->find_runs(q);
   if (!runs) return fail(runs.error());
   if (runs->empty())
     return fail(Error::input(fmt::format("no completed runs of suite '{}' in {}; `perfgate runs` lists the suites",

@@ -144,8 +144,14 @@ class BisectRepo(RepoMaker, PerfgateTestCase):
         self.assertEqual(rep2["trials"]["run"], 0)
         self.assertEqual(rep2["trials"]["reused"], rep["trials"]["run"])
         self.assertEqual([f["first"]["sha"] for f in rep2["findings"] if f["kind"] == "culprit"], [self.shas[10]])
-        # Bisect runs are no baseline and no point of a history.
+        # Bisect runs are no baseline and no point of the suite's history in
+        # time; `history --bisect` reads them in commit order instead.
         self.assertExit(self.perfgate("history", "--suite", "bisect-it"), EXIT_INPUT, "history skips bisect runs")
+        h = self.perfgate("history", "--suite", "bisect-it", "--bisect", rep["bisect"], "--metric", "step_time_ms",
+                          "--format", "json")
+        self.assertExit(h, EXIT_OK, "history --bisect")
+        changes = json.loads(h.stdout)["series"][0]["change_points"]
+        self.assertEqual([c["commit"] for c in changes], [self.shas[10]], changes)
 
     def test_a_commit_that_does_not_build_is_skipped_and_a_culprit_beside_it_is_a_range(self):
         suite = self.make_repo(slow_at=6, broken_at=5)
