@@ -61,11 +61,14 @@ debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log
 mv "$root.debootstrap.log" "$root/debootstrap.log"
 echo "deb $mirror bookworm main" >"$root/etc/apt/sources.list"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-for m in proc sys dev dev/pts dev/shm; do
+# What a booted machine has mounted: slurmd (the fleet tests' one-node
+# cluster) refuses to start without a cgroup filesystem.
+for m in proc sys sys/fs/cgroup dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case "$m" in
     proc) mount -t proc proc "$root/proc" ;;
     sys) mount -t sysfs sys "$root/sys" ;;
+    sys/fs/cgroup) mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup" ;;
     dev) mount --bind /dev "$root/dev" ;;
     dev/pts) mount -t devpts devpts "$root/dev/pts" ;;
     dev/shm) mount -t tmpfs shm "$root/dev/shm" ;;
