@@ -28,6 +28,14 @@ std::vector<double> run_means(const BisectCommitState& c) {
   return out;
 }
 
+// The commit's runs from run `from` on: what a test may read when earlier
+// runs were chosen by the search itself.
+BisectCommitState runs_from(const BisectCommitState& c, std::size_t from) {
+  BisectCommitState f;
+  f.runs.assign(c.runs.begin() + static_cast<std::ptrdiff_t>(std::min(from, c.runs.size())), c.runs.end());
+  return f;
+}
+
 std::vector<double> pooled_values(const BisectCommitState& c) {
   std::vector<double> out;
   for (const auto& r : c.runs) out.insert(out.end(), r.values.begin(), r.values.end());
@@ -311,11 +319,6 @@ class Search {
     // looked decidedly bad, its neighbour decidedly good): their test
     // reads fresh runs only. The user's two ends were fixed beforehand.
     const std::size_t from_lo = top ? 0 : at(lo).runs.size(), from_hi = top ? 0 : at(hi).runs.size();
-    auto fresh_since = [&](std::size_t c, std::size_t from) {
-      BisectCommitState f;
-      f.runs.assign(at(c).runs.begin() + static_cast<std::ptrdiff_t>(from), at(c).runs.end());
-      return f;
-    };
     // Looks at about 1.5 times the runs each time (3, 4, 6, 9, 13, 20, 30,
     // 40): few looks, so that testing again and again does not inflate the
     // false alarms much (each look is at alpha).
@@ -328,7 +331,7 @@ class Search {
           if (at(e).skipped) return Error::input(fmt::format("every trial at the {} end failed", e == lo ? "good" : "bad"));
         }
       }
-      ends = bisect_test(fresh_since(lo, from_lo), fresh_since(hi, from_hi), m_result.commits, m_opt);
+      ends = bisect_test(runs_from(at(lo), from_lo), runs_from(at(hi), from_hi), m_result.commits, m_opt);
       if (ends.significant || runs >= most || m_result.budget_spent) break;
       // Futile: the ends differ the good way, or not at all.
       if (ends.p_trials > 0.9) break;
@@ -394,12 +397,13 @@ class Search {
         // llr_decide) on both sides of the most likely culprit. A posterior
         // led astray by commits read at their most trials without a
         // decision (a small step) holds most of its mass in the wrong place;
-        // decided commits are wrong about once in a hundred.
+        // decided commits are wrong about once in a thousand. (An
+        // unmeasured commit's llr is 0: never decided.)
         auto [a, b] = credible_range(post, lo, hi, m_opt.confidence);
         std::size_t good = best - 1;
-        while (good > lo && !(run_means(at(good)).size() && ev.llr[good] <= -m_opt.llr_decide)) --good;
+        while (good > lo && ev.llr[good] > -m_opt.llr_decide) --good;
         std::size_t bad = best;
-        while (bad < hi && !(run_means(at(bad)).size() && ev.llr[bad] >= m_opt.llr_decide)) ++bad;
+        while (bad < hi && ev.llr[bad] < m_opt.llr_decide) ++bad;
         a = std::min(a, good + 1);
         b = std::max(b, bad);
         BisectFinding f;
@@ -430,28 +434,21 @@ class Search {
           fresh_from.clear();
           for (std::size_t c : {parent, best}) fresh_from[c] = c == lo || c == hi ? 0 : at(c).runs.size();
         }
-        auto fresh = [&](std::size_t c) {
-          BisectCommitState f;
-          f.runs.assign(at(c).runs.begin() + static_cast<std::ptrdiff_t>(fresh_from[c]), at(c).runs.end());
-          return f;
-        };
         auto fresh_runs = [&](std::size_t c) { return static_cast<int>(at(c).runs.size() - fresh_from[c]); };
         // The confirmation has runs of its own, beyond the commit's cap.
         auto can_add = [&](std::size_t c) { return !at(c).skipped && fresh_runs(c) < m_opt.confirm_runs_max; };
         BisectTest test;
         const bool enough = fresh_runs(parent) >= 2 && fresh_runs(best) >= 2;
         if (enough) {
-          test = bisect_test(fresh(parent), fresh(best), m_result.commits, m_opt);
+          test = bisect_test(runs_from(at(parent), fresh_from[parent]), runs_from(at(best), fresh_from[best]),
+                             m_result.commits, m_opt);
           if (test.significant) {
             BisectFinding f;
             f.kind = BisectEnd::Culprit;
             f.first = f.last = best;
             f.parent = parent;
             f.posterior = *best_it;
-            f.test = bisect_test(at(parent), at(best), m_result.commits, m_opt);
-            f.test.p = test.p;  // the confirmation's p (fresh runs); the rest over every run
-            f.test.p_trials = test.p_trials;
-            f.test.p_runs = test.p_runs;
+            f.test = test;  // change and interval from the fresh runs too: the others were selected
             f.lo = lo;
             f.hi = hi;
             return found(f);

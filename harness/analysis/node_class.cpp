@@ -36,16 +36,14 @@ std::string node_class_name(const std::string& hash, const std::string& fingerpr
 
 namespace {
 
-store::RunData only_class(const store::RunData& data, const std::string* cls, const std::set<std::string>& classes) {
+store::RunData only_classes(const store::RunData& data, const std::set<std::string>& classes) {
   store::RunData out;
   out.run = data.run;
   out.configs = data.configs;
   out.primary_metrics = data.primary_metrics;
   out.metrics = data.metrics;
-  for (const auto& t : data.trials) {
-    auto c = node_class_of(data.run, t);
-    if (cls ? c == *cls : classes.count(c) > 0) out.trials.push_back(t);
-  }
+  for (const auto& t : data.trials)
+    if (classes.count(node_class_of(data.run, t))) out.trials.push_back(t);
   return out;
 }
 
@@ -58,13 +56,13 @@ std::vector<RunSummary> NodeClassView::summarise(const store::RunData& data) con
     return out;
   }
   if (!split) {
-    out.push_back(summarise_run(only_class(data, nullptr, classes)));
+    out.push_back(summarise_run(only_classes(data, classes)));
     return out;
   }
   const auto here = node_classes(data);
   for (const auto& c : classes) {
     if (!here.count(c)) continue;
-    auto rs = summarise_run(only_class(data, &c, classes));
+    auto rs = summarise_run(only_classes(data, {c}));
     auto n = names.find(c);
     rs.node_class = n != names.end() ? n->second : c.substr(0, 6);
     out.push_back(std::move(rs));

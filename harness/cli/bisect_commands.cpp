@@ -18,7 +18,6 @@
 #include "harness/util/units.hpp"
 
 namespace perfgate::cli {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -137,11 +136,7 @@ int do_bisect(State& s) {
   req.search.max_builds = s.max_builds;
   req.search.max_trials = s.max_bisect_trials;
   req.search.max_culprits = std::max(1, s.max_culprits);
-  const bool server = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Postgres;
-  req.run.artifacts_root = !s.artifacts_dir.empty() ? s.artifacts_dir
-                           : server                 ? std::string("results")
-                                                    : fs::path(s.globals.db_path).parent_path().string();
-  if (req.run.artifacts_root.empty()) req.run.artifacts_root = ".";
+  req.run.artifacts_root = artifacts_root_of(s);
   req.run.command_line = s.globals.command_line;
   req.run.profiles = req.profiles;
   req.run.sets = req.sets;

@@ -181,13 +181,7 @@ int launch_suite(State& s, const runner::SoakOptions& soak) {
   ro.tags = s.tags;
   ro.commit = s.commit;
   ro.branch = s.branch;
-  // Logs go next to a SQLite file; with a server, under ./results (each
-  // database's runs in their own folder: runs/<database id>/<run>).
-  const bool server = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Postgres;
-  ro.artifacts_root = !s.artifacts_dir.empty() ? s.artifacts_dir
-                      : server                 ? std::string("results")
-                                               : fs::path(s.globals.db_path).parent_path().string();
-  if (ro.artifacts_root.empty()) ro.artifacts_root = ".";
+  ro.artifacts_root = artifacts_root_of(s);
   ro.progress = s.quiet ? nullptr : &std::cerr;
   ro.command_line = s.globals.command_line;
   ro.profiles = s.profiles;
@@ -519,6 +513,15 @@ int do_dashboard(State& s) {
                            (fs::path(s.dashboard_out) / "index.html").string(), stats->runs, stats->suites, stats->soaks,
                            util::format_bytes(static_cast<std::uint64_t>(stats->bytes)), clock.now_s() - t0);
   return 0;
+}
+
+std::string artifacts_root_of(const State& s) {
+  if (!s.artifacts_dir.empty()) return s.artifacts_dir;
+  // Logs go next to a SQLite file; with a server, under ./results (each
+  // database's runs in their own folder: runs/<database id>/<run>).
+  const bool server = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Postgres;
+  std::string root = server ? std::string("results") : fs::path(s.globals.db_path).parent_path().string();
+  return root.empty() ? std::string(".") : root;
 }
 
 }  // namespace perfgate::cli

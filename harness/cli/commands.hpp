@@ -106,6 +106,8 @@ struct Command {
 
 // Shared by the handlers: print the error, return its exit code.
 int fail(const Error& e);
+// Where run logs go: --artifacts, else next to a SQLite file, else ./results.
+std::string artifacts_root_of(const State& s);
 // Writes a report file (--markdown, --json ...).
 Status write_file(const std::string& path, const std::string& text);
 Expected<std::unique_ptr<store::Store>> open_store(const State& s);

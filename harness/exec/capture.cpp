@@ -73,6 +73,9 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
     ::dup2(err_pipe[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
+    // Its own process group: a Ctrl-C at the terminal goes to perfgate's
+    // group, and must not kill the scancel that perfgate runs because of it.
+    ::setpgid(0, 0);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::execvp(args[0], args.data());

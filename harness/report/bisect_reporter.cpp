@@ -46,15 +46,9 @@ std::string finding_text(const runner::BisectReport& r, const analysis::BisectFi
   return "";
 }
 
-}  // namespace
-
-std::string bisect_table(const runner::BisectReport& r) {
-  std::string out = fmt::format("bisect {}: {}, {} ({} is better), suite {}\n", r.bisect_id, r.label, r.metric,
-                                r.better == model::Better::Higher ? "higher" : "lower", r.suite);
-  if (r.commits.size() >= 2)
-    out += fmt::format("good {} \"{}\" .. bad {} \"{}\": {} commits between\n", short_sha(r.commits.front().sha),
-                       subject(r.commits.front(), 40), short_sha(r.commits.back().sha), subject(r.commits.back(), 40),
-                       r.commits.size() - 2);
+// The commits measured (the ends and those the search built): build,
+// trials, mean of the metric, runs.
+TextTable commits_table(const runner::BisectReport& r, bool markdown) {
   using A = TextTable::Align;
   TextTable t;
   t.columns({"#", "commit", "subject", "build", "trials", "mean", "runs"},
@@ -65,11 +59,24 @@ std::string bisect_table(const runner::BisectReport& r) {
     if (c.build_status.empty() && s.runs.empty()) continue;
     std::vector<double> all;
     for (const auto& run : s.runs) all.insert(all.end(), run.values.begin(), run.values.end());
-    t.row({std::to_string(i), short_sha(c.sha), subject(c, 40), s.skipped ? "skipped" : c.build_status,
-               std::to_string(s.trials()), all.empty() ? "-" : format_value(stats::mean(all)),
-               std::to_string(s.runs.size()) + (c.runs_reused ? fmt::format(" ({} reused)", c.runs_reused) : "")});
+    t.row({std::to_string(i), markdown ? "`" + short_sha(c.sha) + "`" : short_sha(c.sha), subject(c, markdown ? 60 : 40),
+           s.skipped ? "skipped" : c.build_status, std::to_string(s.trials()),
+           all.empty() ? "-" : format_value(stats::mean(all)),
+           std::to_string(s.runs.size()) + (c.runs_reused ? fmt::format(" ({} reused)", c.runs_reused) : "")});
   }
-  if (!r.result.commits.empty()) out += t.render();
+  return t;
+}
+
+}  // namespace
+
+std::string bisect_table(const runner::BisectReport& r) {
+  std::string out = fmt::format("bisect {}: {}, {} ({} is better), suite {}\n", r.bisect_id, r.label, r.metric,
+                                r.better == model::Better::Higher ? "higher" : "lower", r.suite);
+  if (r.commits.size() >= 2)
+    out += fmt::format("good {} \"{}\" .. bad {} \"{}\": {} commits between\n", short_sha(r.commits.front().sha),
+                       subject(r.commits.front(), 40), short_sha(r.commits.back().sha), subject(r.commits.back(), 40),
+                       r.commits.size() - 2);
+  if (!r.result.commits.empty()) out += commits_table(r, false).render();
   for (const auto& f : r.result.findings) out += finding_text(r, f, false) + "\n";
   if (r.interrupted) out += "interrupted: every build and trial so far is kept; the same command resumes from them\n";
   out += fmt::format("spent: {} build(s) run, {} cached; {} trial(s) run, {} reused{}\n", r.builds_run, r.builds_cached,
@@ -95,17 +102,7 @@ std::string bisect_markdown(const runner::BisectReport& r) {
                                 r.better == model::Better::Higher ? "higher" : "lower", markdown_escape(r.suite),
                                 short_sha(r.commits.front().sha), short_sha(r.commits.back().sha));
   for (const auto& f : r.result.findings) out += "- " + markdown_escape(finding_text(r, f, true)) + "\n";
-  out += "\n| # | commit | subject | build | trials | mean |\n|---:|---|---|---|---:|---:|\n";
-  for (std::size_t i = 0; i < r.commits.size() && i < r.result.commits.size(); ++i) {
-    const auto& s = r.result.commits[i];
-    const auto& c = r.commits[i];
-    if (c.build_status.empty() && s.runs.empty()) continue;
-    std::vector<double> all;
-    for (const auto& run : s.runs) all.insert(all.end(), run.values.begin(), run.values.end());
-    out += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", i, short_sha(c.sha), markdown_escape(subject(c)),
-                       s.skipped ? "skipped" : c.build_status, s.trials(),
-                       all.empty() ? "-" : format_value(stats::mean(all)));
-  }
+  out += "\n" + commits_table(r, true).render_markdown();
   out += fmt::format("\n{} build(s) run, {} cached; {} trial(s) run, {} reused.\n", r.builds_run, r.builds_cached,
                      r.trials_run, r.trials_reused);
   return out;

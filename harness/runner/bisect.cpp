@@ -52,16 +52,6 @@ Expected<std::string> resolve(const std::string& repo, const std::string& ref, c
   return std::string(util::trim(r.out));
 }
 
-// '...' for /bin/sh, a ' inside as '\''.
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
 class Quiet final : public exec::TrialObserver {
  public:
   void on_stdout_line(std::string_view, bool, double) override {}
@@ -111,7 +101,7 @@ class GitOracle final : public analysis::BisectOracle {
     const fs::path log = fs::path(m_worktrees) / "logs" / fmt::format("{}-build{}.log", c.sha.substr(0, 12), attempt);
     auto command = suite::substitute(m_req.build_command, [&](std::string_view name) -> std::optional<std::string> {
       if (name == "commit") return c.sha;
-      if (name == "worktree") return shell_quote(wt.string());
+      if (name == "worktree") return util::shell_quote(wt.string());
       return std::nullopt;
     });
     if (!command) return Error::input(fmt::format("--build: {}", command.error().message));

@@ -276,13 +276,6 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
 
 namespace {
 
-// A word for a POSIX shell, quoted so nothing in it is interpreted.
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string tool_message(const exec::ToolResult& r) {
   if (!r.error.empty()) return r.error;
   std::string e(util::trim(r.err));
@@ -317,7 +310,7 @@ Expected<std::string> submit_job(store::Store& st, long long run_id, const Submi
     std::ofstream f(script);
     f << "#!/bin/sh\n"
       << "# perfgate fleet worker for run " << run_id << ", submitted by perfgate run --executor slurm\n"
-      << "exec " << shell_quote(opts.perfgate_bin) << " worker --run " << run_id << " --lease "
+      << "exec " << util::shell_quote(opts.perfgate_bin) << " worker --run " << run_id << " --lease "
       << util::format_value(opts.lease_s) << "s\n";
     if (!f) return Error::harness(fmt::format("cannot write {}", script.string()));
   }
@@ -441,7 +434,12 @@ Expected<RunOutcome> extend_fleet_run(store::Store& st, long long run_id, const 
   so.worker_log_dir = (fs::path(data->run.artifacts_dir) / "slurm").string();
   ::setenv("PERFGATE_DB", db_spec.c_str(), 1);
   auto job = submit_job(st, run_id, so, tool);
-  if (!job) return job.error();
+  if (!job) {
+    // Nothing will claim the new trials: take them back, and the run ends as it was.
+    (void)st.cancel_queue(run_id);
+    (void)st.finish_run(run_id, data->run.status, data->run.ended_at);
+    return job.error();
+  }
   if (opts.progress)
     *opts.progress << fmt::format("run {}: {} more trial(s) queued for Slurm job {}", run_id, items.size(), *job)
                    << std::endl;
@@ -512,21 +510,17 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     }
     if (util::interrupt_count() > 0) {
       cancel("interrupted");
-      // The workers record their running trials as interrupted as they stop.
+      // The workers record their running trials as interrupted as they
+      // stop (cancel_queue has already ended the claims, so the trials'
+      // own status is what to wait for), at most 10 s; finish_run marks
+      // whatever a worker did not record in time as interrupted.
       for (int i = 0; i < 100; ++i) {
-        auto c = st.queue_counts(run_id);
-        if (!c || c->claimed == 0) break;
+        auto d = st.load_run(run_id);
+        if (!d || std::none_of(d->trials.begin(), d->trials.end(),
+                               [](const model::TrialRecord& t) { return t.status == model::TrialStatus::Running; }))
+          break;
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      auto d = st.load_run(run_id);
-      for (const auto& t : d ? d->trials : std::vector<model::TrialRecord>{})
-        if (t.status == model::TrialStatus::Running) {
-          model::TrialRecord stopped = t;
-          stopped.summaries.clear();
-          stopped.status = model::TrialStatus::Interrupted;
-          stopped.error = "interrupted: the submitter cancelled the job before the worker recorded it";
-          (void)st.finish_trial(stopped, {});
-        }
       (void)st.finish_run(run_id, model::RunStatus::Interrupted, util::unix_now_s());
       out.status = model::RunStatus::Interrupted;
       break;

@@ -111,5 +111,6 @@ int main(int argc, char** argv) {
               "\"duplicates\": %d, \"missing\": %d, \"queue_done\": %d, \"errors\": %d, \"per_worker\": [%d, %d]}\n",
               db.find("postgres") == 0 ? "postgresql" : "sqlite", trials, workers, wall_s, trials / wall_s, duplicates,
               missing, counts ? counts->done : -1, errors.load(), idlest, busiest);
-  return duplicates == 0 && missing == 0 && errors == 0 ? 0 : 1;
+  const bool all_done = counts && counts->done == trials;
+  return duplicates == 0 && missing == 0 && errors == 0 && all_done ? 0 : 1;
 }

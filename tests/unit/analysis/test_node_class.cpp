@@ -148,8 +148,10 @@ TEST_CASE("a fleet of two node classes is gated per class, and the verdicts keep
   auto pooled = analysis::evaluate_gate(
       analysis::collect_items(analysis::summarise_run(*cand), pooled_base, policy),
       policy);
-  for (const auto& c : pooled.comparisons)
-    if (c.metric.name == "step_time_ms") CHECK(c.verdict != model::VerdictKind::Regression);
+  auto pooled_step = std::find_if(pooled.comparisons.begin(), pooled.comparisons.end(),
+                                  [](const model::Comparison& c) { return c.metric.name == "step_time_ms"; });
+  REQUIRE(pooled_step != pooled.comparisons.end());
+  CHECK(pooled_step->verdict != model::VerdictKind::Regression);
 
   // Both verdicts survive the store, each with its class.
   store::GateRecord g;
@@ -190,6 +192,7 @@ TEST_CASE("a baseline counts when its trials ran on the candidate's node class, 
   REQUIRE(base);
   REQUIRE(base->runs.size() == 1);
   CHECK(base->runs.front().run.id == both);
+  REQUIRE_FALSE(base->warnings.empty());
   CHECK_THAT(base->warnings.front(), Catch::Contains("skipped 1 run(s) of another machine") &&
                                          Catch::Contains("run " + std::to_string(only_b)));
   // Run 1 named on its own is refused; --force takes it.

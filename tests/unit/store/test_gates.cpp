@@ -199,7 +199,11 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
     g.run_id = cand;
     g.baseline = "1";
     g.outcome = "pass";
-    for (int bucket : {100, 25, 50}) {  // not in any sorted order: rows must come back as written
+    // Configuration ids made in another order than the verdicts are written
+    // (50, 25, 100 get ids in that order): the rows must come back as
+    // written, not by key.
+    for (int bucket : {50, 25, 100}) REQUIRE(st->config_id("sim", "{\"bucket_mb\":" + std::to_string(bucket) + "}"));
+    for (int bucket : {100, 25, 50}) {
       model::Comparison c;
       c.workload = "sim";
       c.params_json = "{\"bucket_mb\":" + std::to_string(bucket) + "}";
@@ -215,7 +219,13 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
     const char* down =
-        "BEGIN; CREATE TABLE v6 AS SELECT gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
+        "BEGIN; CREATE TABLE v6(gate_id INTEGER NOT NULL, config_id INTEGER NOT NULL, metric_id INTEGER NOT NULL, "
+        "verdict TEXT NOT NULL, threshold REAL NOT NULL, n_base INTEGER NOT NULL, n_cand INTEGER NOT NULL, "
+        "failed_base INTEGER NOT NULL, failed_cand INTEGER NOT NULL, base_median REAL, cand_median REAL, change REAL, "
+        "change_low REAL, change_high REAL, u REAL, p REAL, p_adjusted REAL, extra_trials INTEGER NOT NULL DEFAULT 0, "
+        "added_trials INTEGER NOT NULL DEFAULT 0, note TEXT NOT NULL DEFAULT '', "
+        "PRIMARY KEY(gate_id, config_id, metric_id)); "
+        "INSERT INTO v6 SELECT gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
         "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
         "extra_trials, added_trials, note FROM verdicts ORDER BY rowid; DROP TABLE verdicts; "
         "ALTER TABLE v6 RENAME TO verdicts; DROP TABLE builds; DROP TABLE bisects; PRAGMA user_version = 6; COMMIT;";

@@ -33,14 +33,15 @@ struct Queued {
 };
 
 // A run of `n` queued trials, each tried at most `attempts` times.
-Queued queued_run(const std::string& spec, int n, int attempts) {
+// pid: the submitter's (default: this test, alive).
+Queued queued_run(const std::string& spec, int n, int attempts, pid_t pid = ::getpid()) {
   Queued q;
   q.st = open(spec);
   store::RunRecord r;
   r.suite = "fleet";
   r.started_at = 1700000000;
   r.host = "submit-host";
-  r.pid = ::getpid();
+  r.pid = pid;
   r.plan_json = "{}";
   auto run = q.st->begin_run(r);
   REQUIRE(run);
@@ -207,13 +208,13 @@ TEST_CASE("queue: a stopped worker's trial is queued again; after the submitter'
 TEST_CASE("queue: a run with queued trials is not closed as abandoned by its host", "[store][queue]") {
   BOTH_BACKENDS;
   test::TempDir dir;
-  auto q = queued_run(test::database_for(backend, dir.path() / "q.db"), 2, 1);
   // The submitter went away (--no-wait): its pid is gone, its workers are not.
   pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   REQUIRE(child > 0);
   int status = 0;
   ::waitpid(child, &status, 0);
+  auto q = queued_run(test::database_for(backend, dir.path() / "q.db"), 2, 1, child);
   store::RunRecord r;
   r.suite = "local";
   r.started_at = 1700000001;
