@@ -116,6 +116,9 @@ BisectTest bisect_test(const BisectCommitState& good, const BisectCommitState& b
     const double se = std::sqrt(rv.var * (1.0 / static_cast<double>(mg.size()) + 1.0 / static_cast<double>(mb.size())));
     boost::math::students_t_distribution<double> dist(rv.df);
     t.p_runs = boost::math::cdf(boost::math::complement(dist, s * d / se));
+    const double trial_bound = s > 0 ? t.high_rel : -t.low_rel;
+    const double run_bound = (s * d + boost::math::quantile(dist, 0.975) * se) / scale;
+    t.bad_bound_rel = std::max(trial_bound, run_bound);
   } else {
     t.p_runs = 1;  // no spread of runs known yet: the run level cannot reject
   }
@@ -335,6 +338,10 @@ class Search {
       if (ends.significant || runs >= most || m_result.budget_spent) break;
       // Futile: the ends differ the good way, or not at all.
       if (ends.p_trials > 0.9) break;
+      // Equivalent: whatever the ends differ by is surely below the practical
+      // threshold (its 95 % bound is; the interval form of Schuirmann's two
+      // one-sided tests, 1987), so no culprit could pass it.
+      if (m_opt.threshold_rel > 0 && ends.bad_bound_rel < m_opt.threshold_rel) break;
     }
     // Both levels well known before any commit is read against them: a
     // commit is judged by which end's level its runs are nearer, so each
@@ -366,6 +373,9 @@ class Search {
                             "(trials {:.3g}, runs {:.3g}) over {} and {} runs",
                             100 * ends.change_rel, 100 * ends.low_rel, 100 * ends.high_rel, ends.p, ends.p_trials,
                             ends.p_runs, ends.runs_good, ends.runs_bad);
+        if (m_opt.threshold_rel > 0 && ends.bad_bound_rel < m_opt.threshold_rel)
+          f.why += fmt::format("; any regression is below the {:.2f} % threshold (at most {:+.2f} %)",
+                               100 * m_opt.threshold_rel, 100 * ends.bad_bound_rel);
         m_result.findings.push_back(f);
       }
       return Ok{};

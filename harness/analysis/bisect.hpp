@@ -58,6 +58,8 @@
 #include <string>
 #include <vector>
 
+#include <limits>
+
 #include "harness/model/metric.hpp"
 #include "harness/util/error.hpp"
 
@@ -72,7 +74,8 @@ struct BisectOptions {
   int confirm_runs_max = 8;        // fresh runs per side to confirm a culprit against its parent
   double confidence = 0.95;        // posterior mass for a culprit or a range
   double alpha = 0.01;             // one-sided level of the two-level test
-  double threshold_rel = 0;        // practical threshold of the bad change, relative
+  double threshold_rel = 0;        // practical threshold of the bad change, relative; >0 also ends the ends' test
+                                   // early when the change is surely below it
   double llr_cap = 8;              // most log likelihood ratio one commit can carry
   double llr_decide = 6.9;         // a commit is read until its odds reach this (log 999) or its most trials
   int max_builds = 0;              // 0: no limit
@@ -100,6 +103,10 @@ struct BisectTest {
   double p = 1, p_trials = 1, p_runs = 1;  // one-sided, bad direction
   double change_rel = 0, low_rel = 0, high_rel = 0;  // Hodges-Lehmann shift / good median, and its 95 % interval
   int n_good = 0, n_bad = 0, runs_good = 0, runs_bad = 0;
+  // 95 % upper bound of the change in the bad direction, relative: the larger of
+  // the trial-level (Hodges-Lehmann) and run-level (t on run means) bounds;
+  // infinite while the spread of runs is unknown.
+  double bad_bound_rel = std::numeric_limits<double>::infinity();
   bool significant = false;  // p < alpha and the bad change beyond the threshold
 };
 

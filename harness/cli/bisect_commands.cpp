@@ -97,6 +97,11 @@ void setup_bisect(CLI::App& sub, State& s) {
   sub.add_option("--max-builds", s.max_builds, "stop after this many builds (0: no limit)");
   sub.add_option("--max-trials", s.max_bisect_trials, "stop after this many trials (0: no limit)");
   sub.add_option("--max-culprits", s.max_culprits, "most culprits to find in one range")->capture_default_str();
+  sub.add_option("--threshold-pct", s.bisect_threshold_pct,
+                 "smallest slowdown worth a culprit, in % of the good end (0: any); the ends' test also stops "
+                 "once the change is surely below it")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
   sub.add_option("--trials", s.trials_per_run, "trials per visit to a commit (one run)")->capture_default_str();
   sub.add_option("--build-timeout", s.build_timeout, "a build that takes longer fails")->capture_default_str();
   sub.add_option("--from-gate", s.from_gate,
@@ -136,6 +141,7 @@ int do_bisect(State& s) {
   req.search.max_builds = s.max_builds;
   req.search.max_trials = s.max_bisect_trials;
   req.search.max_culprits = std::max(1, s.max_culprits);
+  req.search.threshold_rel = s.bisect_threshold_pct / 100;
   req.run.artifacts_root = artifacts_root_of(s);
   req.run.command_line = s.globals.command_line;
   req.run.profiles = req.profiles;

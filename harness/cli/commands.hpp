@@ -95,6 +95,7 @@ struct State {
   std::string build_timeout = "1h";
   int max_builds = 0, max_culprits = 3, trials_per_run = 5;
   long long max_bisect_trials = 0;
+  double bisect_threshold_pct = 0;
 };
 
 struct Command {

@@ -262,13 +262,19 @@ class BisectBadInput(RepoMaker, PerfgateTestCase):
         self.assertIn("--only", r.stderr)
 
     def test_no_regression_between_the_ends(self):
-        r = self.bisect("--format", "json")
+        # With a practical threshold the ends' test stops once the change is
+        # surely below it (without one it reads 40 runs a side first: 400 trials).
+        r = self.bisect("--format", "json", "--threshold-pct", "5")
         self.assertExit(r, EXIT_OK, "nothing to find is not an error")
         rep = json.loads(r.stdout)
         self.assertEqual(rep["outcome"], "no-regression")
         self.assertEqual(rep["builds"]["run"], 2)
-        t = self.bisect("-q")
+        (f,) = rep["findings"]
+        self.assertIn("below the 5.00 % threshold", f["why"])
+        self.assertLess(rep["trials"]["run"], 2 * 40 * 5, "stopped before the most runs an end may get")
+        t = self.bisect("-q", "--threshold-pct", "5")
         self.assertIn("no regression between the ends", t.stdout)
+        self.assertEqual(json.loads(self.bisect("--format", "json", "--threshold-pct", "5").stdout)["trials"]["run"], 0)
 
     def test_a_build_command_with_an_unknown_placeholder(self):
         r = self.bisect(build="make -C {worktre}")

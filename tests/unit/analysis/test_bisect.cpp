@@ -114,6 +114,39 @@ TEST_CASE("bisect stops when the ends do not differ, and says so", "[bisect]") {
   CHECK(b->findings.at(0).kind == BisectEnd::NoRegression);
 }
 
+TEST_CASE("a practical threshold ends the ends' test once the change is surely below it", "[bisect]") {
+  // 100 ms, 1 % trial noise: a 2 % threshold is about twenty trial standard
+  // deviations of a mean of 15 trials away, so three runs a side settle it.
+  analysis::BisectOptions opt;
+  opt.threshold_rel = 0.02;
+  StepOracle flat({});
+  auto r = analysis::run_bisect(flat, 50, opt);
+  REQUIRE(r);
+  REQUIRE(r->findings.size() == 1);
+  CHECK(r->findings[0].kind == BisectEnd::NoRegression);
+  CHECK_THAT(r->findings[0].why, Catch::Contains("below the 2.00 % threshold"));
+  CHECK(r->findings[0].test.bad_bound_rel < 0.02);
+  CHECK(flat.runs[0] < opt.end_runs_max);
+  CHECK(flat.runs[49] < opt.end_runs_max);
+  // Without one, the same flat range reads every run the ends may get.
+  StepOracle flat0({});
+  auto r0 = analysis::run_bisect(flat0, 50, {});
+  REQUIRE(r0);
+  CHECK(flat0.runs[0] == analysis::BisectOptions{}.end_runs_max);
+  // A 5 % step is past a 2 % threshold and still found.
+  StepOracle step({{30, 5.0}});
+  auto s = analysis::run_bisect(step, 50, opt);
+  REQUIRE(s);
+  auto culprits = of_kind(*s, BisectEnd::Culprit);
+  REQUIRE(culprits.size() == 1);
+  CHECK(culprits[0].first == 30);
+  // A 1 % step is below it: no culprit.
+  StepOracle small({{30, 1.0}});
+  auto m = analysis::run_bisect(small, 50, opt);
+  REQUIRE(m);
+  CHECK(of_kind(*m, BisectEnd::Culprit).empty());
+}
+
 TEST_CASE("a culprit next to commits that do not build is a range that includes them", "[bisect]") {
   SECTION("its parent does not build") {
     StepOracle o({{40, 3.0}}, {38, 39});
