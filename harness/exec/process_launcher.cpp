@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <thread>
 #include <fcntl.h>
 #include <sched.h>
 #include <poll.h>
@@ -380,6 +381,16 @@ void Session::run() {
   // A signal that reached the workload and perfgate together (Slurm's
   // scancel signals every process of the job) may end the workload before
   // perfgate's own handling does: stopped with perfgate, not a failure.
+  // slurmstepd signals the job's processes one by one, so on a loaded node
+  // perfgate's own signal can arrive after the workload's end was seen: a
+  // workload ended by a stop signal waits up to 2 s for it (a workload
+  // killed that way on its own costs those 2 s once).
+  if (end == End::Exit && m_res.outcome == Outcome::Signaled && util::interrupt_count() == 0 &&
+      (m_res.signal == SIGTERM || m_res.signal == SIGINT || m_res.signal == SIGHUP)) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (util::interrupt_count() == 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (m_res.outcome == Outcome::Signaled && util::interrupt_count() > 0) {
     m_res.outcome = Outcome::Interrupted;
     m_res.error = fmt::format("interrupted (the workload got signal {} with perfgate)", m_res.signal);
