@@ -4,19 +4,22 @@ Run by tests/CMakeLists.txt at configure time. Reads the test modules with
 `ast` (nothing is imported, so a module that needs torch or a browser costs
 nothing here) and prints one line per class that defines test methods:
 
-    module Class measures_time timeout_s
+    module Class measures_time alone timeout_s
 
-`measures_time` and `timeout_s` are class attributes (see
+`measures_time`, `alone` and `timeout_s` are class attributes (see
 support.PerfgateTestCase), looked up on the class, then on its bases in the
-same module, then the defaults. Classes that measure time run alone
-(ctest RUN_SERIAL); the others run in parallel.
+same module, then the defaults. Classes that measure time run one at a time,
+beside at most one other test; those that would read another test's load
+coming and going as an effect (runs measured one after another, a soak's
+windows over time) also say `alone` and run alone (ctest RUN_SERIAL); the
+others run in parallel.
 """
 
 import ast
 import sys
 from pathlib import Path
 
-DEFAULTS = {"measures_time": False, "timeout_s": 120}
+DEFAULTS = {"measures_time": False, "alone": False, "timeout_s": 120}
 
 
 def class_settings(classes, name, seen=()):
@@ -45,7 +48,7 @@ def main(directory):
             if not any(isinstance(f, ast.FunctionDef) and f.name.startswith("test_") for f in node.body):
                 continue
             s = class_settings(classes, name)
-            print(path.stem, name, int(bool(s["measures_time"])), int(s["timeout_s"]))
+            print(path.stem, name, int(bool(s["measures_time"])), int(bool(s["alone"])), int(s["timeout_s"]))
 
 
 if __name__ == "__main__":

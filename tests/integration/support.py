@@ -150,10 +150,13 @@ class Background:
 
 class PerfgateTestCase(unittest.TestCase):
     maxDiff = None
-    # Read by ctest_entries.py (statically): every test class is a ctest entry;
-    # one that asserts timing effects says so and runs with nothing else of the
-    # suite beside it, and each entry has its own timeout.
+    # Read by ctest_entries.py (statically): every test class is a ctest entry
+    # with its own timeout. One that asserts timing effects says so and runs
+    # with at most one other test beside it; one that would read another
+    # test's load coming and going as an effect (runs measured one after
+    # another, a soak's windows over time) also says `alone` and runs alone.
     measures_time = False
+    alone = False
     timeout_s = 120
 
     def setUp(self):

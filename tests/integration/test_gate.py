@@ -365,6 +365,7 @@ class GateVerdicts(GateTestCase):
 
 class GateSim(GateTestCase):
     measures_time = True
+    alone = True
     def test_sim_dispatch_slowdown_is_a_regression(self):
         # Eager mode, one rank, a tiny model and a light data loader: the step is
         # almost only op launches, a busy wait of --dispatch-us each, so a launch

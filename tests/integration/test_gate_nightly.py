@@ -24,6 +24,7 @@ SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
 class SmokeSlowdown(GateTestCase):
     """perfgate-sim measured: a 2x slowdown has a margin no busy machine erases."""
     measures_time = True
+    alone = True
     timeout_s = 300
 
     def smoke_copy(self, slow):

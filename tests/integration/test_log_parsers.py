@@ -140,6 +140,7 @@ workloads:
 
 class GoogleBenchmark(PerfgateTestCase):
     measures_time = True
+    alone = True
     def setUp(self):
         super().setUp()
         self.assertTrue(os.access(GBENCH_DEMO, os.X_OK), f"gbench_demo not built at {GBENCH_DEMO}")

@@ -42,7 +42,7 @@ class ShippedSuiteCase(PerfgateTestCase):
 
 
 class ShippedSuites(ShippedSuiteCase):
-    """The suites whose effect is a time: run alone (ctest RUN_SERIAL)."""
+    """The suites whose effect is a time: one timing class at a time (configurations interleaved in one run)."""
     measures_time = True
     timeout_s = 300
 

@@ -61,6 +61,7 @@ workloads:
 class SoakFindings(SoakTestCase):
     """What the analysis finds in a soak's measured step times and memory."""
     measures_time = True
+    alone = True
     timeout_s = 300
 
     def test_flat_run_has_no_finding(self):
