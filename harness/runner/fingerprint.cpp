@@ -18,12 +18,33 @@
 namespace perfgate::runner {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+class RealMachine final : public MachineProbe {
+ public:
+  std::string read_file(const std::string& path) const override {
+    std::ifstream in(path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::optional<std::string> run_tool(const std::vector<std::string>& argv, double timeout_s) const override {
+    return exec::capture_output(argv, timeout_s);
+  }
+  std::string hostname() const override {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+    return buf;
+  }
+  std::string kernel_release() const override { return uname_info().release; }
+  std::string arch() const override { return uname_info().machine; }
+  unsigned cores() const override { return std::thread::hardware_concurrency(); }
+
+ private:
+  static utsname uname_info() {
+    utsname u{};
+    ::uname(&u);
+    return u;
+  }
+};
 
 // The value of the first "key : value" line whose key matches, from files like /proc/cpuinfo.
 std::string field(const std::string& text, std::string_view key, char sep = ':') {
@@ -67,11 +88,12 @@ NpuInventory npus_from_npu_smi_info(const std::string& text) {
   return inv;
 }
 
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
+const MachineProbe& real_machine() {
+  static const RealMachine machine;
+  return machine;
 }
+
+std::string hostname() { return real_machine().hostname(); }
 
 std::string hostname_class(const std::string& host) {
   std::string h = host.substr(0, host.find('.'));
@@ -81,21 +103,18 @@ std::string hostname_class(const std::string& host) {
 }
 
 Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
+  const MachineProbe& m = opts.machine ? *opts.machine : real_machine();
   nlohmann::json comparable, context;
-  auto cpuinfo = read_text("/proc/cpuinfo");
+  auto cpuinfo = m.read_file("/proc/cpuinfo");
   std::string model = field(cpuinfo, "model name");
   if (model.empty()) model = field(cpuinfo, "CPU part");  // aarch64 (Kunpeng) reports parts, not names
   comparable["cpu_model"] = model;
-  comparable["cpu_cores"] = std::thread::hardware_concurrency();
-  comparable["arch"] = [] {
-    utsname u{};
-    ::uname(&u);
-    return std::string(u.machine);
-  }();
-  auto kb = std::atof(field(read_text("/proc/meminfo"), "MemTotal").c_str());
+  comparable["cpu_cores"] = m.cores();
+  comparable["arch"] = m.arch();
+  auto kb = std::atof(field(m.read_file("/proc/meminfo"), "MemTotal").c_str());
   comparable["memory_gib"] = std::round(kb / (1024.0 * 1024.0));
-  context["os"] = [] {
-    auto rel = read_text("/etc/os-release");
+  context["os"] = [&m] {
+    auto rel = m.read_file("/etc/os-release");
     std::istringstream in(rel);
     std::string line;
     while (std::getline(in, line))
@@ -106,25 +125,23 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
       }
     return std::string("unknown");
   }();
-  utsname u{};
-  ::uname(&u);
-  context["kernel"] = u.release;
-  auto host = hostname();
+  context["kernel"] = m.kernel_release();
+  auto host = m.hostname();
   context["hostname"] = host;
   comparable["hostname_class"] = hostname_class(host);
 
   // Ascend: driver and CANN versions from their install files, chips from npu-smi.
-  auto drv = read_text("/usr/local/Ascend/driver/version.info");
+  auto drv = m.read_file("/usr/local/Ascend/driver/version.info");
   if (!drv.empty()) comparable["ascend_driver"] = field(drv, "Version", '=');
   for (const char* p : {"/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info",
                         "/usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/ascend_toolkit_install.info"}) {
-    auto info = read_text(p);
+    auto info = m.read_file(p);
     if (!info.empty()) {
       comparable["cann"] = field(info, "version", '=');
       break;
     }
   }
-  if (auto out = exec::capture_output({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, 5)) {
+  if (auto out = m.run_tool({"nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"}, 5)) {
     nlohmann::json gpus = nlohmann::json::array();
     std::istringstream in(*out);
     std::string line;
@@ -132,7 +149,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
       if (!util::trim(line).empty()) gpus.push_back(std::string(util::trim(line)));
     comparable["gpus"] = gpus;
   }
-  if (auto out = exec::capture_output({"npu-smi", "info"}, 10)) {
+  if (auto out = m.run_tool({"npu-smi", "info"}, 10)) {
     auto npus = npus_from_npu_smi_info(*out);
     if (!npus.models.empty()) {
       comparable["npus"] = npus.models;
@@ -140,7 +157,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
     }
   }
   if (!opts.python.empty()) {
-    if (auto out = exec::capture_output(
+    if (auto out = m.run_tool(
             {opts.python, "-c",
              "import importlib.util as u, sys\n"
              "print('python', sys.version.split()[0])\n"

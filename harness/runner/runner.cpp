@@ -55,18 +55,20 @@ struct GitInfo {
   std::string commit, branch;
 };
 
-GitInfo git_info(const std::string& dir) {
+const MachineProbe& machine_of(const RunOptions& opts) { return opts.machine ? *opts.machine : real_machine(); }
+
+GitInfo git_info(const MachineProbe& m, const std::string& dir) {
   GitInfo g;
-  if (auto out = exec::capture_output({"git", "-C", dir, "rev-parse", "HEAD"}, 5)) g.commit = std::string(util::trim(*out));
-  if (auto out = exec::capture_output({"git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD"}, 5))
+  if (auto out = m.run_tool({"git", "-C", dir, "rev-parse", "HEAD"}, 5)) g.commit = std::string(util::trim(*out));
+  if (auto out = m.run_tool({"git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD"}, 5))
     g.branch = std::string(util::trim(*out));
   return g;
 }
 
 // Where the code under test lives, for {worktree}: the git checkout the
 // suite is in, else the suite's folder.
-std::string default_worktree(const std::string& suite_dir) {
-  if (auto out = exec::capture_output({"git", "-C", suite_dir, "rev-parse", "--show-toplevel"}, 5)) {
+std::string default_worktree(const MachineProbe& m, const std::string& suite_dir) {
+  if (auto out = m.run_tool({"git", "-C", suite_dir, "rev-parse", "--show-toplevel"}, 5)) {
     std::string top(util::trim(*out));
     if (!top.empty()) return top;
   }
@@ -118,8 +120,8 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
   }
   // {worktree} and {commit}: a bisect names the commit's worktree; otherwise
   // the checkout the suite lives in, at its HEAD.
-  const std::string worktree = opts.worktree.empty() ? default_worktree(suite.dir) : opts.worktree;
-  const std::string commit = !opts.commit.empty() ? opts.commit : git_info(worktree).commit;
+  const std::string worktree = opts.worktree.empty() ? default_worktree(machine_of(opts), suite.dir) : opts.worktree;
+  const std::string commit = !opts.commit.empty() ? opts.commit : git_info(machine_of(opts), worktree).commit;
   TrialShared shared;
   shared.primary_recorded.assign(plan.cases.size(), false);
   auto say = [&](const std::string& line) {  // call with shared.mu held
@@ -127,7 +129,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
   };
   const bool soak = opts.soak.enabled;
   const auto base_env = util::current_environment();
-  const std::string host = hostname();
+  const std::string host = machine_of(opts).hostname();
 
   auto run_trial = [&](std::size_t index, const model::Slot& slot) -> TrialEnd {
     const model::PlannedTrial& pt = plan.trials[index];
@@ -417,7 +419,9 @@ Status record_trial(store::Store& store, const TrialCollector& collector, model:
 store::RunRecord new_run_record(std::string suite_name, std::string suite_path, std::string description,
                                 std::uint64_t seed, const RunOptions& opts, const FingerprintOptions& fo,
                                 const std::string& git_dir) {
-  auto fp = machine_fingerprint(fo);
+  FingerprintOptions with_machine = fo;
+  with_machine.machine = &machine_of(opts);
+  auto fp = machine_fingerprint(with_machine);
   store::RunRecord rec;
   rec.suite = std::move(suite_name);
   // Absolute, so an adaptive gate started elsewhere can reload the suite.
@@ -425,7 +429,7 @@ store::RunRecord new_run_record(std::string suite_name, std::string suite_path, 
   rec.description = std::move(description);
   rec.started_at = util::unix_now_s();
   rec.status = model::RunStatus::Running;
-  rec.host = hostname();
+  rec.host = machine_of(opts).hostname();
   rec.pid = ::getpid();
   rec.fingerprint_json = fp.json;
   rec.fingerprint_hash = fp.hash;
@@ -443,7 +447,7 @@ store::RunRecord new_run_record(std::string suite_name, std::string suite_path, 
   rec.git_commit = opts.commit;
   rec.git_branch = opts.branch;
   if (rec.git_commit.empty() || rec.git_branch.empty()) {
-    auto g = git_info(git_dir);
+    auto g = git_info(machine_of(opts), git_dir);
     if (rec.git_commit.empty()) rec.git_commit = g.commit;
     if (rec.git_branch.empty()) rec.git_branch = g.branch;
   }
@@ -456,7 +460,7 @@ Expected<RecordedRun> record_run(const model::Suite& suite, const model::Plan& p
     if (opts.progress) *opts.progress << line << std::endl;
   };
   // A perfgate killed earlier on this host left its runs "running"; close them.
-  if (auto closed = st.close_abandoned_runs(hostname()); !closed) return closed.error();
+  if (auto closed = st.close_abandoned_runs(machine_of(opts).hostname()); !closed) return closed.error();
   else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
 
   FingerprintOptions fo;

@@ -84,6 +84,9 @@ struct RunOptions {
   // its workers get through PERFGATE_DB when trials are added to it.
   std::optional<FleetSettings> fleet;
   std::string db_spec;
+  // The machine read for the fingerprint, the host's name and git; nullptr:
+  // the real one. Unit tests give a fake (tests/unit/support/fake_machine.hpp).
+  const MachineProbe* machine = nullptr;
 };
 
 struct RunOutcome {

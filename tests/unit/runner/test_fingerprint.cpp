@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/unit/support/fake_machine.hpp"
 #include "tests/unit/support/paths.hpp"
 #include "harness/runner/fingerprint.hpp"
 
@@ -30,11 +31,42 @@ TEST_CASE("hostname classes drop the node number", "[runner]") {
   CHECK(hostname_class("1234") == "1234");
 }
 
-TEST_CASE("the fingerprint is JSON and its hash ignores the hostname", "[runner]") {
-  auto fp = machine_fingerprint({});
+TEST_CASE("the fingerprint is JSON and its hash ignores the node's number", "[runner]") {
+  perfgate::test::FakeMachine a, b, other_pool;
+  a.host = "node-a-01";
+  b.host = "node-a-02";
+  other_pool.host = "node-b-01";
+  auto fp = machine_fingerprint({.python = "", .machine = &a});
   auto j = nlohmann::json::parse(fp.json);
-  CHECK(j.contains("cpu_model"));
-  CHECK(j["cpu_cores"].get<int>() >= 1);
+  CHECK(j["cpu_model"] == "Fake CPU @ 2.0GHz");
+  CHECK(j["cpu_cores"].get<int>() == 8);
+  CHECK(j["memory_gib"].get<double>() == 16);
+  CHECK(j["hostname"] == "node-a-01");
+  CHECK(j["os"] == "Debian GNU/Linux 12 (bookworm)");
+  CHECK_FALSE(j.contains("gpus"));  // no nvidia-smi on this machine
+  CHECK_FALSE(j.contains("npus"));
   CHECK(fp.hash.size() == 16);
-  CHECK(machine_fingerprint({}).hash == fp.hash);
+  CHECK(machine_fingerprint({.python = "", .machine = &b}).hash == fp.hash);
+  CHECK(machine_fingerprint({.python = "", .machine = &other_pool}).hash != fp.hash);
+}
+
+TEST_CASE("the fingerprint names the accelerators and versions the tools report", "[runner]") {
+  perfgate::test::FakeMachine m;
+  std::ifstream in(perfgate::test::data_dir() + "/fixtures/npu_smi_info_910B2C_with_procs.txt");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  m.tools["npu-smi info"] = ss.str();
+  m.tools["nvidia-smi"] = "NVIDIA A100-SXM4-80GB, 535.104.05\n";
+  m.tools["/usr/bin/python3 -c"] = "python 3.11.2\ntorch 2.1.0\ntorch_npu 2.1.0.post3\n";
+  m.files["/usr/local/Ascend/driver/version.info"] = "Version=23.0.rc3\n";
+  auto j = nlohmann::json::parse(machine_fingerprint({.python = "/usr/bin/python3", .machine = &m}).json);
+  CHECK(j["npus"] == nlohmann::json::array({"910B2C", "910B2C"}));
+  CHECK(j["npu_smi_version"] == "23.0.2.1");
+  CHECK(j["gpus"] == nlohmann::json::array({"NVIDIA A100-SXM4-80GB, 535.104.05"}));
+  CHECK(j["torch_npu"] == "2.1.0.post3");
+  CHECK(j["ascend_driver"] == "23.0.rc3");
+  auto plain = perfgate::test::FakeMachine{};
+  CHECK(machine_fingerprint({.python = "", .machine = &plain}).hash !=
+        machine_fingerprint({.python = "/usr/bin/python3", .machine = &m}).hash);
 }

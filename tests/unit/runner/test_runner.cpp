@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 #include "harness/suite/plan.hpp"
 #include "harness/util/interrupt.hpp"
 #include "tests/unit/support/fake_launcher.hpp"
+#include "tests/unit/support/fake_machine.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -55,8 +57,10 @@ struct Harness {
   std::unique_ptr<store::Store> st;
   runner::RunOptions opts;
   test::FakeLauncher launcher;
+  test::FakeMachine machine;
 
   Harness() {
+    opts.machine = &machine;
     auto s = store::open_sqlite_store((tmp / "perfgate.db").string());
     REQUIRE(s.has_value());
     st = std::move(*s);
@@ -168,6 +172,33 @@ TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[
   REQUIRE(samples->size() == 10);
   CHECK((*samples)[0].value == 100);
   CHECK((*samples)[9].step == 9);
+}
+
+TEST_CASE("a run reads the machine through its probe and runs no tool of its own", "[runner]") {
+  InterruptGuard guard;
+  Harness h;
+  h.machine.tools["npu-smi info"] = "| npu-smi 23.0.2.1                 Version: 23.0.2.1                              |\n"
+                                    "| 0     910B2C              | OK            | 95.2        45                0    / 0             |\n";
+  auto s = suite_of({workload("train", 1, {})});
+  h.launcher.script = [&](const exec::LaunchSpec&, int) {
+    Script sc;
+    sc.metrics_lines.push_back(step_line(0, 10, 100));
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  auto run = h.load(out.run_id).run;
+  CHECK(run.host == "unit-node-01");
+  CHECK_THAT(run.fingerprint_json, Catch::Contains("Fake CPU @ 2.0GHz"));
+  CHECK_THAT(run.fingerprint_json, Catch::Contains("910B2C"));
+  CHECK(run.git_commit == "0123abcd");
+  // Every tool the run asked for went to the fake: nvidia-smi and npu-smi for
+  // the fingerprint, git for {worktree}.
+  auto asked = [&](const std::string& prefix) {
+    return std::any_of(h.machine.calls.begin(), h.machine.calls.end(), [&](const std::string& c) { return c.starts_with(prefix); });
+  };
+  CHECK(asked("nvidia-smi"));
+  CHECK(asked("npu-smi info"));
+  CHECK(asked("git -C"));
 }
 
 TEST_CASE("warm-up by seconds uses the records' time", "[runner]") {
