@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake make pkg-config git
+  dpkg-dev                 # cpack: dpkg-shlibdeps names the .deb's runtime dependencies
   ccache                   # compiler cache: a second build, or a fresh clone, recompiles only what changed
   # libraries (each used by one harness module, see docs/design.md)
   libyaml-cpp-dev          # suite/
@@ -14,6 +15,7 @@ packages=(
   libboost-filesystem-dev  # Boost.Process 1.74 links Boost.Filesystem
   libsqlite3-dev sqlite3   # store/ (sqlite3 CLI is used by tests to check integrity)
   libpq-dev                # store/: the shared PostgreSQL store
+  libre2-dev               # util/user_regex: patterns from suites (regex parser, command sampler), linear time
   postgresql-15            # tests: a throwaway server (scripts/services/postgres.sh)
   slurmctld slurmd slurm-client munge  # tests: a throwaway one-node Slurm cluster (scripts/services/slurm.sh)
   nlohmann-json3-dev       # metrics/, report/

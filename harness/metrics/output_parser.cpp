@@ -13,8 +13,12 @@ namespace perfgate::metrics {
 
 void OutputParser::feed_line(std::string_view text, LineSource src, bool oversized, double t_s) {
   long long line_no = ++m_lines[static_cast<int>(src)];
-  // Nothing a parser recognises is a megabyte long; a cut line is not worth a guess.
-  if (oversized) return;
+  // Nothing a parser recognises is a megabyte long; a cut line is not worth a
+  // guess, but it is counted (notes()).
+  if (oversized) {
+    if (m_oversized++ == 0) m_first_oversized = fmt::format("{} line {}", to_string(src), line_no);
+    return;
+  }
   if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
   line(text, src, line_no, t_s);
 }
@@ -43,6 +47,14 @@ void OutputParser::summary(int id, double value) {
   if (id < 0) return;
   ++m_records;
   m_registry.sink().on_summary(id, value);
+}
+
+std::vector<std::string> OutputParser::notes() const {
+  auto out = m_notes;
+  if (m_oversized > 0)
+    out.push_back(fmt::format("{} line(s) longer than the 1 MiB a line is read to were not parsed (first: {})",
+                              m_oversized, m_first_oversized));
+  return out;
 }
 
 void OutputParser::bad(LineSource src, long long line_no, std::string reason, std::string_view text) {

@@ -34,8 +34,9 @@ class OutputParser {
   long long malformed_count() const { return m_malformed.count(); }
   const std::vector<MalformedLine>& malformed() const { return m_malformed.kept(); }
   long long records() const { return m_records; }
-  // Notes for the trial beyond malformed lines (gbench: a debug build of the library).
-  const std::vector<std::string>& notes() const { return m_notes; }
+  // Notes for the trial beyond malformed lines (gbench: a debug build of the
+  // library; lines too long to read, counted).
+  std::vector<std::string> notes() const;
 
  protected:
   explicit OutputParser(MetricRegistry& registry) : m_registry(registry) {}
@@ -58,6 +59,8 @@ class OutputParser {
   MalformedLines m_malformed;
   long long m_records = 0;
   long long m_lines[3] = {0, 0, 0};  // per LineSource
+  long long m_oversized = 0;         // lines cut by the reader (over its 1 MiB), not read
+  std::string m_first_oversized;     // "stdout line 12"
   std::vector<bool> m_announced;     // by metric id
   std::vector<std::string> m_notes;
 };

@@ -2,19 +2,14 @@
 // logs no preset knows (docs/suite-format.md, "Reading logs").
 
 #include <algorithm>
-#include <regex>
 
 #include <fmt/format.h>
 
 #include "harness/metrics/output_parser.hpp"
-#include "harness/util/named_regex.hpp"
+#include "harness/util/user_regex.hpp"
 
 namespace perfgate::metrics {
 namespace {
-
-// std::regex recurses per character; longer lines could exhaust the stack,
-// and no log line worth reading is this long.
-constexpr std::size_t k_max_line_chars = 4096;
 
 class RegexParser final : public OutputParser {
  public:
@@ -27,7 +22,7 @@ class RegexParser final : public OutputParser {
   };
   struct Compiled {
     std::string text;  // as the suite wrote it, for messages
-    std::regex re;
+    util::UserRegex re;
     bool summary = false;
     std::size_t step_group = 0;  // 0: no `step` group
     std::vector<Group> groups;
@@ -38,29 +33,30 @@ class RegexParser final : public OutputParser {
 
  private:
   void line(std::string_view text, LineSource src, long long line_no, double t_s) override {
-    if (text.size() > k_max_line_chars) return;
+    // RE2: linear in the line, so every line the reader keeps (up to 1 MiB;
+    // longer ones are counted by OutputParser) is tried.
     for (auto& p : m_patterns) {
-      if (!std::regex_search(text.begin(), text.end(), m_match, p.re)) continue;
+      if (!p.re.search(text, m_match)) continue;
       read(p, text, src, line_no, t_s);
     }
   }
 
   void read(Compiled& p, std::string_view text, LineSource src, long long line_no, double t_s) {
     long long step_no = m_last_step + 1;
-    if (p.step_group > 0 && m_match[p.step_group].matched) {
-      auto v = parse_number(std::string_view(m_match[p.step_group].first, m_match[p.step_group].second));
+    if (p.step_group > 0 && m_match[p.step_group].data() != nullptr) {
+      auto v = parse_number(m_match[p.step_group]);
       if (!v || !(*v >= 0) || *v > 9e18)
         return bad(src, line_no, fmt::format("regex '{}': step '{}' is not a non-negative number", p.text,
-                                             m_match[p.step_group].str()), text);
+                                             m_match[p.step_group]), text);
       step_no = static_cast<long long>(*v);
     }
     m_values.clear();
     for (auto& g : p.groups) {
-      const auto& sub = m_match[g.index];
-      if (!sub.matched) continue;  // an optional group that took no part
-      auto v = parse_number(std::string_view(sub.first, sub.second));
+      const auto sub = m_match[g.index];
+      if (sub.data() == nullptr) continue;  // an optional group that took no part
+      auto v = parse_number(sub);
       if (!v) {
-        bad(src, line_no, fmt::format("regex '{}': {} '{}' is not a number", p.text, g.metric, sub.str()), text);
+        bad(src, line_no, fmt::format("regex '{}': {} '{}' is not a number", p.text, g.metric, sub), text);
         return;
       }
       if (g.id == -2) g.id = metric(g.metric, g.unit, g.better);
@@ -77,7 +73,7 @@ class RegexParser final : public OutputParser {
   }
 
   std::vector<Compiled> m_patterns;
-  std::match_results<std::string_view::const_iterator> m_match;
+  std::vector<std::string_view> m_match;
   std::vector<std::pair<int, double>> m_values;
   long long m_last_step = -1;
 };
@@ -90,18 +86,14 @@ Expected<std::unique_ptr<OutputParser>> make_regex_parser(MetricRegistry& regist
   std::vector<RegexParser::Compiled> compiled;
   for (const auto& lp : patterns) {
     const auto where = fmt::format("{}: regex '{}'", lp.loc.str(), lp.regex);
-    auto named = util::rewrite_named_groups(lp.regex);
-    if (!named) return Error::input(fmt::format("{}: {}", where, named.error().message));
+    auto re = util::UserRegex::compile(lp.regex);
+    if (!re) return Error::input(fmt::format("{}: {}", where, re.error().message));
     RegexParser::Compiled c;
     c.text = lp.regex;
+    c.re = std::move(*re);
     c.summary = lp.summary;
-    try {
-      c.re = std::regex(named->ecmascript, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return Error::input(fmt::format("{} does not compile: {}", where, e.what()));
-    }
-    for (std::size_t i = 0; i < named->group_names.size(); ++i) {
-      const auto& name = named->group_names[i];
+    for (std::size_t i = 0; i < c.re.groups(); ++i) {
+      const auto& name = c.re.group_names()[i];
       if (name.empty()) continue;
       if (name == "step") {
         c.step_group = i + 1;

@@ -20,6 +20,7 @@
 #include "harness/runner/fingerprint.hpp"
 #include "harness/runner/slots.hpp"
 #include "harness/suite/loader.hpp"
+#include "harness/util/install_paths.hpp"
 #include "harness/util/environment.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
@@ -372,11 +373,7 @@ Expected<JobView> job_view(const std::string& job, const ToolFn& tool) {
 
 }  // namespace
 
-std::string perfgate_binary() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("perfgate") : p.string();
-}
+std::string perfgate_binary() { return util::self_executable(); }
 
 std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run) {
   auto j = nlohmann::json::parse(run.plan_json, nullptr, false);

@@ -9,6 +9,7 @@
 
 #include "harness/runner/slots.hpp"
 #include "harness/suite/placeholders.hpp"
+#include "harness/util/install_paths.hpp"
 #include "harness/util/strings.hpp"
 
 namespace perfgate::runner {
@@ -48,6 +49,7 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
     if (name == "suite_dir") return suite.dir;
     if (name == "worktree") return ctx.worktree.empty() ? suite.dir : ctx.worktree;
     if (name == "commit") return ctx.commit;
+    if (name == "perfgate_libexec") return util::libexec_dir();
     if (name == "slot.index") return std::to_string(ctx.slot.index);
     if (name == "slot.devices") return util::join_ints(ctx.slot.devices);
     return std::nullopt;

@@ -43,9 +43,8 @@ class Sampler {
 // `command`); the suite loader fills it (model/suite.hpp).
 using SamplerSpec = model::SamplerSpec;
 //
-// A `command` sampler's regex is ECMAScript (std::regex) plus named groups,
-// written (?<name>...) or (?P<name>...): they are rewritten to plain groups
-// and the names kept by group number. Group names and numbers map to metrics
+// A `command` sampler's regex is RE2 syntax (util/user_regex) with named
+// groups written (?<name>...) or (?P<name>...), the names kept by group number. Group names and numbers map to metrics
 // through metric_names: a key is a group name or a 1-based group number (the
 // suite's `metrics: [a, b]` arrives as {"1": a, "2": b}); an explicit entry
 // wins, by name before number; a named group without an entry feeds the

@@ -24,7 +24,6 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -35,7 +34,7 @@
 #include "harness/exec/capture.hpp"
 #include "harness/sampling/host_probe.hpp"
 #include "harness/sampling/sampler.hpp"
-#include "harness/util/named_regex.hpp"
+#include "harness/util/user_regex.hpp"
 #include "harness/util/strings.hpp"
 
 namespace perfgate::sampling {
@@ -46,8 +45,6 @@ namespace {
 constexpr double k_tool_timeout_s = 5;
 // Messages quote this much of output the parser could not read.
 constexpr std::size_t k_quote_chars = 120;
-// Longest output line a command sampler's regex is run on.
-constexpr std::size_t k_max_line_chars = 64 << 10;
 
 // Where execvp would find `name`. Looked up on every sample: PATH lookup is
 // a few stat calls, and a tool installed while a soak runs is then picked up.
@@ -163,7 +160,7 @@ class NvidiaSmiSampler final : public Sampler {
 
 class CommandSampler final : public Sampler {
  public:
-  CommandSampler(std::string label, std::vector<std::string> argv, std::string regex_text, std::regex re,
+  CommandSampler(std::string label, std::vector<std::string> argv, std::string regex_text, util::UserRegex re,
                  std::vector<std::pair<std::size_t, std::string>> groups)
       : m_label(std::move(label)),
         m_argv(std::move(argv)),
@@ -174,23 +171,21 @@ class CommandSampler final : public Sampler {
   std::string_view name() const override { return m_label; }
 
   // The regex is tried on each line of the output in turn, so '^' and '$'
-  // anchor to lines, and std::regex (which recurses per character) never
-  // sees the whole output at once; lines longer than k_max_line_chars are
-  // skipped for the same reason. Each metric takes the first line where its
-  // group matched a number.
+  // anchor to lines (RE2: linear in the line, however long). Each metric
+  // takes the first line where its group matched a number.
   Expected<std::vector<Reading>> sample(int) override {
     return guarded([&]() -> Expected<std::vector<Reading>> {
       auto out = run_tool(m_argv);
       if (!out) return out.error();
       std::vector<std::optional<double>> values(m_groups.size());
       std::size_t filled = 0;
-      std::smatch m;
+      std::vector<std::string_view> m;
       for (auto& line : util::split(*out, '\n')) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.size() > k_max_line_chars || !std::regex_search(line, m, m_re)) continue;
+        if (!m_re.search(line, m)) continue;
         for (std::size_t k = 0; k < m_groups.size(); ++k) {
-          if (values[k] || !m[m_groups[k].first].matched) continue;
-          auto s = util::trim(std::string_view(m[m_groups[k].first].first, m[m_groups[k].first].second));
+          if (values[k] || m[m_groups[k].first].data() == nullptr) continue;
+          auto s = util::trim(m[m_groups[k].first]);
           // from_chars, not strtod: a suite's numbers must not depend on the locale.
           if (!s.empty() && s.front() == '+') s.remove_prefix(1);
           double v = 0;
@@ -217,7 +212,7 @@ class CommandSampler final : public Sampler {
   std::string m_label;
   std::vector<std::string> m_argv;
   std::string m_regex_text;  // as the suite wrote it, for messages
-  std::regex m_re;
+  util::UserRegex m_re;
   std::vector<std::pair<std::size_t, std::string>> m_groups;  // group number -> metric
 };
 
@@ -237,16 +232,9 @@ Expected<std::unique_ptr<Sampler>> make_command_sampler(const SamplerSpec& spec)
         fmt::format("{}: 'regex' is missing; give one with a named group per metric, "
                     "e.g. '(?<load1>[0-9.]+)'",
                     who));
-  auto pattern = util::rewrite_named_groups(spec.regex);
-  if (!pattern) return Error::input(fmt::format("{}: regex '{}': {}", who, spec.regex, pattern.error().message));
-  std::regex re;
-  try {
-    re = std::regex(pattern->ecmascript, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return Error::input(fmt::format("{}: regex '{}' does not compile: {}", who, spec.regex, e.what()));
-  }
-  const auto& names = pattern->group_names;
-  PERFGATE_CHECK(re.mark_count() == names.size());
+  auto re = util::UserRegex::compile(spec.regex);
+  if (!re) return Error::input(fmt::format("{}: regex '{}': {}", who, spec.regex, re.error().message));
+  const auto names = re->group_names();
 
   // Which metric each group feeds. metric_names keys are group names or
   // group numbers (the suite's `metrics: [a, b]` list arrives as "1" -> a,
@@ -287,7 +275,7 @@ Expected<std::unique_ptr<Sampler>> make_command_sampler(const SamplerSpec& spec)
                     "one metric per group",
                     who, spec.regex));
   return std::unique_ptr<Sampler>(
-      std::make_unique<CommandSampler>(label, spec.command, spec.regex, std::move(re), std::move(groups)));
+      std::make_unique<CommandSampler>(label, spec.command, spec.regex, std::move(*re), std::move(groups)));
 }
 
 // ------------------------------------------------------------------- /proc ---

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -15,7 +14,8 @@
 #include "harness/runner/slots.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/yaml_helpers.hpp"
-#include "harness/util/named_regex.hpp"
+#include "harness/util/install_paths.hpp"
+#include "harness/util/user_regex.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
 
@@ -296,15 +296,10 @@ Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML:
         }
       }
     }
-    auto named = util::rewrite_named_groups(lp.regex);
-    if (!named) return err_at(lp.loc, fmt::format("regex '{}': {}", lp.regex, named.error().message));
-    try {
-      std::regex compiled(named->ecmascript, std::regex::ECMAScript);
-    } catch (const std::regex_error& ex) {
-      return err_at(lp.loc, fmt::format("regex '{}' does not compile: {}", lp.regex, ex.what()));
-    }
+    auto compiled = util::UserRegex::compile(lp.regex);
+    if (!compiled) return err_at(lp.loc, fmt::format("regex '{}': {}", lp.regex, compiled.error().message));
     std::vector<std::string> metrics;
-    for (const auto& g : named->group_names)
+    for (const auto& g : compiled->group_names())
       if (!g.empty() && g != "step") metrics.push_back(g);
     if (metrics.empty())
       return err_at(lp.loc, fmt::format("regex '{}' names no metric; name each group after the metric it feeds, "
@@ -720,6 +715,8 @@ Expected<std::string> find_profile(const std::string& name, const std::string& s
   for (const auto& d : opts.profile_search_dirs) dirs.emplace_back(d);
   dirs.push_back(fs::path(suite_dir) / ".." / "configs" / "profiles");
   dirs.push_back(fs::path("configs") / "profiles");
+  // An installed perfgate's own profiles, whichever folder the suite is in.
+  if (auto share = util::data_dir(); !share.empty()) dirs.push_back(fs::path(share) / "configs" / "profiles");
   for (const auto& d : dirs) tries.push_back(d / (name + ".yaml"));
   for (const auto& t : tries)
     if (fs::is_regular_file(t)) return t.lexically_normal().string();
@@ -799,7 +796,7 @@ Expected<Settings> load_profile(const std::string& path, const std::string& base
 const std::vector<std::string>& builtin_placeholders() {
   static const std::vector<std::string> k = {"repeat",     "trial_dir", "metrics_file", "run_id",      "suite_dir",
                                              "duration_s", "deadline",  "slot.index",   "slot.devices", "worktree",
-                                             "commit"};
+                                             "commit",     "perfgate_libexec"};
   return k;
 }
 

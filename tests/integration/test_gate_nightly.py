@@ -30,8 +30,8 @@ class SmokeSlowdown(GateTestCase):
     def smoke_copy(self, slow):
         """suites/smoke.yaml as shipped, with perfgate-sim found here and, when `slow`, 2x slower from its start."""
         text = (SOURCE_DIR / "suites" / "smoke.yaml").read_text()
-        self.assertIn('"{suite_dir}/../build/perfgate-sim"', text)
-        text = text.replace('"{suite_dir}/../build/perfgate-sim"', json.dumps(SIM))
+        # {perfgate_libexec}: beside the perfgate under test (this build folder), as installed.
+        self.assertIn('"{perfgate_libexec}/perfgate-sim"', text)
         if slow:
             text = text.replace('--steps, "20"]', '--steps, "20", --slowdown-at-s, "0", --slowdown-factor, "2.0"]')
             self.assertIn("--slowdown-factor", text)

@@ -110,15 +110,62 @@ TEST_CASE("regex parser: patterns that cannot work are refused with their place 
   CHECK_FALSE(metrics::make_regex_parser(reg, {}));
 }
 
-TEST_CASE("regex parser: very long lines are skipped, not matched", "[parsers][regex]") {
+TEST_CASE("regex parser: a 1 MB line is matched; lines the reader cut are counted in a note", "[parsers][regex]") {
   test::RecordingSink sink;
   metrics::MetricRegistry reg(sink);
-  auto parser = metrics::make_regex_parser(reg, {pattern(R"(v=(?<v>\d+))")});
+  auto parser = metrics::make_regex_parser(reg, {pattern(R"(v=(?<v>\d+)$)")});
   REQUIRE(parser);
-  std::string long_line = "v=1 " + std::string(10000, 'x');
+  // The number at the end of a 1,000,000-byte line (std::regex skipped lines over 4 KiB).
+  std::string long_line = std::string(1000000 - 5, 'x') + " v=1";
+  REQUIRE(long_line.size() == 999999);
   (*parser)->feed_line(long_line, LineSource::Stdout, false, 0);
   (*parser)->feed_line("v=2", LineSource::Stdout, false, 0);
-  CHECK(sink.series("v") == std::vector<double>{2});
+  (*parser)->feed_line(std::string(1 << 20, 'y'), LineSource::Stderr, true, 0);  // cut by the line reader
+  (*parser)->feed_line(std::string(1 << 20, 'y'), LineSource::Stderr, true, 0);
+  CHECK(sink.series("v") == std::vector<double>{1, 2});
+  auto notes = (*parser)->notes();
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("2 line(s) longer than the 1 MiB") && Catch::Contains("first: stderr line 1"));
+}
+
+TEST_CASE("regex parser: a pattern with catastrophic backtracking in std::regex runs in linear time", "[parsers][regex]") {
+  test::RecordingSink sink;
+  metrics::MetricRegistry reg(sink);
+  // (a+)+b against a's without a b is exponential for a backtracking engine.
+  auto parser = metrics::make_regex_parser(reg, {pattern(R"(^(a+)+b (?<v>\d+))")});
+  REQUIRE(parser);
+  (*parser)->feed_line(std::string(100000, 'a'), LineSource::Stdout, false, 0);
+  (*parser)->feed_line("aaab 7", LineSource::Stdout, false, 0);
+  CHECK(sink.series("v") == std::vector<double>{7});
+}
+
+TEST_CASE("regex parser: back-references and look-around are refused with the reason", "[parsers][regex]") {
+  test::RecordingSink sink;
+  metrics::MetricRegistry reg(sink);
+  auto back = metrics::make_regex_parser(reg, {pattern(R"((\w+) \1 (?<v>\d+))")});
+  REQUIRE_FALSE(back);
+  CHECK_THAT(back.error().message, Catch::Contains("suite.yaml:7:9") && Catch::Contains("back-references are not supported"));
+  auto ahead = metrics::make_regex_parser(reg, {pattern(R"((?<v>\d+)(?= ms))")});
+  REQUIRE_FALSE(ahead);
+  CHECK_THAT(ahead.error().message, Catch::Contains("look-around is not supported"));
+  auto named_back = metrics::make_regex_parser(reg, {pattern(R"((?<v>\d+) \k<v>)")});
+  REQUIRE_FALSE(named_back);
+  CHECK_THAT(named_back.error().message, Catch::Contains("back-references"));
+}
+
+TEST_CASE("regex parser: group names may contain dots, and are checked", "[parsers][regex]") {
+  test::RecordingSink sink;
+  metrics::MetricRegistry reg(sink);
+  auto parser = metrics::make_regex_parser(reg, {pattern(R"(hbm (?<npu.hbm_mb>\d+) (?i:MB))")});
+  REQUIRE(parser);
+  (*parser)->feed_line("hbm 1024 mb", LineSource::Stdout, false, 0);
+  CHECK(sink.series("npu.hbm_mb") == std::vector<double>{1024});
+  auto twice = metrics::make_regex_parser(reg, {pattern(R"((?<a>\d+) (?<a>\d+))")});
+  REQUIRE_FALSE(twice);
+  CHECK_THAT(twice.error().message, Catch::Contains("used twice"));
+  auto bad = metrics::make_regex_parser(reg, {pattern(R"((?<1x>\d+))")});
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("not a valid group name"));
 }
 
 TEST_CASE("parse_number reads numbers as logs print them", "[parsers]") {
