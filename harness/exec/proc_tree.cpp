@@ -1,5 +1,6 @@
 #include "harness/exec/proc_tree.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,40 +10,69 @@
 
 namespace perfgate::exec {
 
+std::optional<ProcStat> read_proc_stat(int proc_fd, int pid) {
+  char path[32];
+  std::snprintf(path, sizeof path, "%d/stat", pid);
+  int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // exited between readdir and open
+  char buf[1024];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  buf[n] = '\0';
+  // The command name sits in parentheses and may itself hold ") ".
+  char* p = std::strrchr(buf, ')');
+  if (!p || p[1] != ' ') return std::nullopt;
+  p += 2;
+  ProcStat s;
+  s.pid = pid;
+  s.state = *p;
+  long long field[25] = {};
+  int idx = 3;
+  for (char* q = p; *q && idx <= 24; ++idx) {
+    while (*q == ' ') ++q;
+    if (idx != 3) field[idx] = std::strtoll(q, nullptr, 10);
+    while (*q && *q != ' ' && *q != '\n') ++q;
+  }
+  if (idx <= 24) return std::nullopt;
+  s.ppid = static_cast<int>(field[4]);
+  s.pgrp = static_cast<int>(field[5]);
+  s.own_cpu_ticks = field[14] + field[15];
+  s.child_cpu_ticks = field[16] + field[17];
+  s.threads = field[20];
+  s.rss_pages = field[24];
+  return s;
+}
+
+bool scan_proc(const std::function<void(int proc_fd, int pid)>& visit) {
+  int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc_fd < 0) return false;
+  DIR* dir = ::fdopendir(proc_fd);
+  if (!dir) {
+    int saved = errno;
+    ::close(proc_fd);
+    errno = saved;
+    return false;
+  }
+  while (auto* e = ::readdir(dir)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    visit(proc_fd, std::atoi(e->d_name));
+  }
+  ::closedir(dir);  // closes proc_fd too
+  return true;
+}
+
 GroupUsage sample_group(pid_t pgid) {
   GroupUsage u;
   static const long page = ::sysconf(_SC_PAGESIZE);
   static const long ticks = ::sysconf(_SC_CLK_TCK);
-  DIR* d = ::opendir("/proc");
-  if (!d) return u;
-  char path[300];
-  char buf[1024];
-  while (auto* e = ::readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    auto n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // Fields after the command name, which may itself hold spaces and ')'.
-    char* p = std::strrchr(buf, ')');
-    if (!p) continue;
-    p += 2;
-    char state = *p;
-    // field 3 is state; we want 5 (pgrp), 14 (utime), 15 (stime), 24 (rss).
-    long long field[25] = {};
-    int idx = 3;
-    char* save = nullptr;
-    for (char* tok = strtok_r(p, " ", &save); tok && idx <= 24; tok = strtok_r(nullptr, " ", &save), ++idx)
-      if (idx != 3) field[idx] = std::strtoll(tok, nullptr, 10);
-    if (field[5] != pgid || state == 'Z') continue;  // zombies hold nothing and cannot be killed
+  scan_proc([&](int proc_fd, int pid) {
+    auto st = read_proc_stat(proc_fd, pid);
+    if (!st || st->pgrp != pgid || st->state == 'Z') return;  // zombies hold nothing and cannot be killed
     ++u.processes;
-    u.rss_mb += static_cast<double>(field[24]) * static_cast<double>(page) / (1024.0 * 1024.0);
-    u.cpu_s += static_cast<double>(field[14] + field[15]) / static_cast<double>(ticks);
-  }
-  ::closedir(d);
+    u.rss_mb += static_cast<double>(st->rss_pages) * static_cast<double>(page) / (1024.0 * 1024.0);
+    u.cpu_s += static_cast<double>(st->own_cpu_ticks) / static_cast<double>(ticks);
+  });
   return u;
 }
 

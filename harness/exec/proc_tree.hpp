@@ -1,9 +1,33 @@
 #pragma once
-// Resource use of a process group read from /proc (Linux).
+// Processes read from /proc (Linux): the one scanner and /proc/<pid>/stat
+// reader of perfgate, used by the launcher (a trial's process group) and the
+// proc sampler (a trial's process tree).
 
+#include <functional>
+#include <optional>
 #include <sys/types.h>
 
 namespace perfgate::exec {
+
+// The fields of /proc/<pid>/stat perfgate reads (proc(5) numbering).
+struct ProcStat {
+  int pid = 0;
+  int ppid = 0;                   // 4
+  int pgrp = 0;                   // 5
+  char state = '?';               // 3
+  long long own_cpu_ticks = 0;    // 14-15: utime + stime
+  long long child_cpu_ticks = 0;  // 16-17: cutime + cstime (reaped children)
+  long long threads = 0;          // 20
+  long long rss_pages = 0;        // 24
+};
+
+// /proc/<pid>/stat relative to an open /proc; nullopt when the process exited
+// (or the line is cut short).
+std::optional<ProcStat> read_proc_stat(int proc_fd, int pid);
+
+// Calls visit(proc_fd, pid) for every process in /proc; false (errno set)
+// when /proc cannot be read.
+bool scan_proc(const std::function<void(int proc_fd, int pid)>& visit);
 
 struct GroupUsage {
   int processes = 0;

@@ -21,6 +21,7 @@
 
 #include "harness/exec/log_sink.hpp"
 #include "harness/exec/proc_tree.hpp"
+#include "harness/util/environment.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/line_splitter.hpp"
 #include "harness/util/strings.hpp"
@@ -129,8 +130,9 @@ bool Session::start() {
   } else {
     const std::string& a0 = m_spec.argv.at(0);
     if (a0.find('/') == std::string::npos) {
-      exe = bp::search_path(a0);
-      if (exe.empty()) {
+      auto found = util::find_on_path(a0);
+      if (found) exe = *found;
+      if (!found) {
         m_res.error = fmt::format("command '{}' not found on PATH", a0);
         return false;
       }

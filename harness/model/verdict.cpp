@@ -1,6 +1,8 @@
 #include "harness/model/verdict.hpp"
 
 #include <array>
+#include <fnmatch.h>
+#include <string>
 
 namespace perfgate::model {
 
@@ -60,24 +62,9 @@ std::string_view to_string(Underpowered u) {
 std::string_view to_string(FailurePolicy f) { return f == FailurePolicy::Strict ? "strict" : "test"; }
 
 bool glob_match(std::string_view p, std::string_view s) {
-  // Iterative matcher with one backtrack point: linear in practice, no recursion.
-  std::size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
-      ++pi;
-      ++si;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
+  // fnmatch(3) without FNM_PATHNAME: '*' crosses '.' and '/', as metric names
+  // ("npu.0.power_w") are not paths. Classes ([0-9]) and '\' escapes work too.
+  return ::fnmatch(std::string(p).c_str(), std::string(s).c_str(), 0) == 0;
 }
 
 const MetricRule* GatePolicy::match(std::string_view metric) const {

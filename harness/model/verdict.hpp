@@ -87,7 +87,7 @@ struct GatePolicy {
 // The policy used when no --policy is given (the shipped configs/gate.yaml says the same).
 GatePolicy default_gate_policy();
 
-// Shell-style glob with * and ?.
+// Shell-style glob (fnmatch(3)): *, ?, [classes].
 bool glob_match(std::string_view pattern, std::string_view text);
 
 // The name of the comparison of a configuration's failed trials.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/stats/running.hpp"
 #include "harness/exec/launcher.hpp"
 #include "harness/metrics/output_parser.hpp"
 #include "harness/metrics/protocol.hpp"
@@ -115,20 +116,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   long long harness_metric_id(std::string_view name, std::string_view unit);
 
  private:
-  // Count, mean, spread and extremes without keeping the values (Welford): sampler series.
-  struct RunningStats {
-    long long n = 0;
-    double mean = 0, m2 = 0, min = 0, max = 0;
-    void add(double v) {
-      ++n;
-      double d = v - mean;
-      mean += d / static_cast<double>(n);
-      m2 += d * (v - mean);
-      min = n == 1 ? v : std::min(min, v);
-      max = n == 1 ? v : std::max(max, v);
-    }
-    double stddev() const { return n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
-  };
+  // Count, mean, spread and extremes without keeping the values: sampler series.
+  using RunningStats = stats::RunningMoments;
   struct Series {
     model::MetricInfo info;
     long long store_id = -1;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/exec/capture.hpp"
+#include "harness/sampling/sampler.hpp"
 #include "harness/util/strings.hpp"
 
 namespace perfgate::runner {
@@ -63,29 +64,8 @@ std::string field(const std::string& text, std::string_view key, char sep = ':')
 }  // namespace
 
 NpuInventory npus_from_npu_smi_info(const std::string& text) {
-  NpuInventory inv;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto cells = util::split(line, '|');
-    if (cells.size() < 3) continue;
-    auto first = std::string(util::trim(cells[1]));
-    if (first.starts_with("npu-smi ")) {
-      auto v = first.find("Version:");
-      inv.tool_version = v == std::string::npos ? std::string(util::trim(first.substr(8)))
-                                                : std::string(util::trim(first.substr(v + 8)));
-      continue;
-    }
-    // The first row of a chip: "| 0     910B2C   | OK   | ...": an id, a name, then a health word.
-    std::istringstream cell(first);
-    std::string id, name;
-    if (!(cell >> id >> name)) continue;
-    if (!std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) continue;
-    auto health = std::string(util::trim(cells[2]));
-    if (health.empty() || !std::isalpha(static_cast<unsigned char>(health[0]))) continue;
-    inv.models.push_back(name);
-  }
-  return inv;
+  auto inv = sampling::npu_smi_inventory(text);
+  return {std::move(inv.models), std::move(inv.tool_version)};
 }
 
 const MachineProbe& real_machine() {

@@ -332,7 +332,18 @@ std::vector<std::string_view> split_csv(std::string_view line) {
 
 // ----------------------------------------------------------------- public ---
 
-std::vector<Reading> parse_npu_smi_info(std::string_view text) {
+namespace {
+
+// What one walk over an `npu-smi info` table finds: per chip its readings,
+// per NPU row the model name, and the tool's version line.
+struct NpuSmiTable {
+  std::vector<Chip> chips;
+  std::vector<std::string> npu_names;
+  std::string tool_version;
+};
+
+NpuSmiTable walk_npu_smi_table(std::string_view text) {
+  NpuSmiTable table;
   enum class State { Searching, HeaderRow2, DeviceRows };
   State state = State::Searching;
   std::vector<std::vector<Label>> layout1, layout2;  // header rows 1 (NPU) and 2 (chip), per cell
@@ -350,6 +361,12 @@ std::vector<Reading> parse_npu_smi_info(std::string_view text) {
     }
     auto cells = row_cells(trimmed);
     if (!cells) continue;  // not a table row, or cut short by truncation
+    // "| npu-smi 23.0.2.1      Version: 23.0.2.1     |" above the table.
+    if (auto first = util::trim((*cells)[0]); first.starts_with("npu-smi ")) {
+      auto v = first.find("Version:");
+      table.tool_version = std::string(util::trim(v == std::string_view::npos ? first.substr(8) : first.substr(v + 8)));
+      continue;
+    }
     std::vector<std::vector<Label>> labels;
     for (auto c : *cells) labels.push_back(labels_of(c));
 
@@ -386,6 +403,7 @@ std::vector<Reading> parse_npu_smi_info(std::string_view text) {
     ++rows_since_separator;
     if (is_npu_row) {
       npu_row = row_values(*cells, layout1);
+      if (auto name = find_value(*npu_row, "name"); name && !name->empty()) table.npu_names.emplace_back(*name);
       continue;
     }
     if (!npu_row) continue;  // a chip row whose NPU row was lost
@@ -407,7 +425,17 @@ std::vector<Reading> parse_npu_smi_info(std::string_view text) {
     add_memory(chip, "hbm_used_mb", "hbm_total_mb", find_value(chip_row, "hbm"));
     chips.push_back(std::move(chip));
   }
-  return name_chips(chips);
+  table.chips = std::move(chips);
+  return table;
+}
+
+}  // namespace
+
+std::vector<Reading> parse_npu_smi_info(std::string_view text) { return name_chips(walk_npu_smi_table(text).chips); }
+
+NpuSmiInventory npu_smi_inventory(std::string_view text) {
+  auto table = walk_npu_smi_table(text);
+  return {std::move(table.npu_names), std::move(table.tool_version)};
 }
 
 std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id) {

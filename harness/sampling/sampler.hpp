@@ -76,6 +76,13 @@ std::vector<Reading> only_devices(std::vector<Reading> readings, const std::vect
 // with one chip: its NPU id; several chips: "<npu>_<chip>"). Tables without
 // HBM (310-class), "NA" cells and five-digit "59985/ 65536" cells are handled.
 std::vector<Reading> parse_npu_smi_info(std::string_view text);
+// The same table's NPU models, one per NPU row ("910B2C"), and the tool's
+// version: what the machine fingerprint stores. One parser for both.
+struct NpuSmiInventory {
+  std::vector<std::string> models;
+  std::string tool_version;
+};
+NpuSmiInventory npu_smi_inventory(std::string_view text);
 
 // `npu-smi info -t usages -i N` / `-t common -i N`: Key : Value blocks.
 // Known keys become device.<N>.<name> (hbm_usage_pct, aicore_pct,

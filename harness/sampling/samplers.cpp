@@ -32,8 +32,10 @@
 #include <fmt/format.h>
 
 #include "harness/exec/capture.hpp"
+#include "harness/exec/proc_tree.hpp"
 #include "harness/sampling/host_probe.hpp"
 #include "harness/sampling/sampler.hpp"
+#include "harness/util/environment.hpp"
 #include "harness/util/user_regex.hpp"
 #include "harness/util/strings.hpp"
 
@@ -46,21 +48,9 @@ constexpr double k_tool_timeout_s = 5;
 // Messages quote this much of output the parser could not read.
 constexpr std::size_t k_quote_chars = 120;
 
-// Where execvp would find `name`. Looked up on every sample: PATH lookup is
-// a few stat calls, and a tool installed while a soak runs is then picked up.
-std::optional<std::string> find_on_path(const std::string& name) {
-  auto executable = [](const std::string& p) {
-    struct stat st {};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (name.find('/') != std::string::npos) return executable(name) ? std::optional(name) : std::nullopt;
-  const char* path = std::getenv("PATH");
-  for (const auto& dir : util::split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
-    auto candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (executable(candidate)) return candidate;
-  }
-  return std::nullopt;
-}
+// Tools are looked up on every sample (util::find_on_path: a few stat
+// calls), so a tool installed while a soak runs is picked up.
+using util::find_on_path;
 
 // The first non-blank line, cut to a readable length.
 std::string first_line(std::string_view text) {
@@ -280,49 +270,7 @@ Expected<std::unique_ptr<Sampler>> make_command_sampler(const SamplerSpec& spec)
 
 // ------------------------------------------------------------------- /proc ---
 
-// The fields of /proc/<pid>/stat a tree sample needs (proc(5) numbering).
-struct ProcStat {
-  int pid = 0;
-  int ppid = 0;             // 4
-  int pgrp = 0;             // 5
-  char state = '?';         // 3
-  long long cpu_ticks = 0;  // 14-17: utime + stime + cutime + cstime
-  long long threads = 0;    // 20
-  long long rss_pages = 0;  // 24
-};
-
-std::optional<ProcStat> read_stat(int proc_fd, int pid) {
-  char path[32];
-  std::snprintf(path, sizeof path, "%d/stat", pid);
-  int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;  // exited between readdir and open
-  char buf[1024];
-  auto n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return std::nullopt;
-  buf[n] = '\0';
-  // The command name sits in parentheses and may itself hold ") ".
-  char* p = std::strrchr(buf, ')');
-  if (!p || p[1] != ' ') return std::nullopt;
-  p += 2;
-  ProcStat s;
-  s.pid = pid;
-  s.state = *p;
-  long long field[25] = {};
-  int idx = 3;
-  for (char* q = p; *q && idx <= 24; ++idx) {
-    while (*q == ' ') ++q;
-    if (idx != 3) field[idx] = std::strtoll(q, nullptr, 10);
-    while (*q && *q != ' ' && *q != '\n') ++q;
-  }
-  if (idx <= 24) return std::nullopt;
-  s.ppid = static_cast<int>(field[4]);
-  s.pgrp = static_cast<int>(field[5]);
-  s.cpu_ticks = field[14] + field[15] + field[16] + field[17];
-  s.threads = field[20];
-  s.rss_pages = field[24];
-  return s;
-}
+using exec::ProcStat;
 
 }  // namespace
 
@@ -370,25 +318,16 @@ class ProcTreeSampler final : public Sampler {
       m_has_previous = false;
     }
 
-    int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (proc_fd < 0) return Error::harness(fmt::format("cannot open /proc: {}", std::strerror(errno)));
-    DIR* dir = ::fdopendir(proc_fd);
-    if (!dir) {
-      ::close(proc_fd);
-      return Error::harness(fmt::format("cannot read /proc: {}", std::strerror(errno)));
-    }
     std::vector<int> outsiders;  // of this scan: previous outsiders still alive, then new ones
     std::vector<ProcStat> read;  // candidates: previous members and new pids
-    while (auto* e = ::readdir(dir)) {
-      if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-      int pid = std::atoi(e->d_name);
+    bool scanned = exec::scan_proc([&](int proc_fd, int pid) {
       if (std::binary_search(m_outsiders.begin(), m_outsiders.end(), pid)) {
         outsiders.push_back(pid);
-        continue;
+        return;
       }
-      if (auto st = read_stat(proc_fd, pid)) read.push_back(*st);  // a pid that just exited is skipped
-    }
-    ::closedir(dir);  // closes proc_fd too
+      if (auto st = exec::read_proc_stat(proc_fd, pid)) read.push_back(*st);  // a pid that just exited is skipped
+    });
+    if (!scanned) return Error::harness(fmt::format("cannot read /proc: {}", std::strerror(errno)));
     const auto now = std::chrono::steady_clock::now();
 
     // Members: root_pid, its process group, and everything below them.
@@ -423,7 +362,7 @@ class ProcTreeSampler final : public Sampler {
       }
       ++members;
       m_members.push_back(read[i].pid);
-      cpu_ticks += read[i].cpu_ticks;      // a zombie still holds its CPU time until reaped
+      cpu_ticks += read[i].own_cpu_ticks + read[i].child_cpu_ticks;  // a zombie still holds its CPU time until reaped
       if (read[i].state == 'Z') continue;  // but no memory and no running threads
       rss_pages += read[i].rss_pages;
       threads += read[i].threads;

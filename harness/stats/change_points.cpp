@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "harness/stats/descriptive.hpp"
+#include "harness/stats/running.hpp"
 
 namespace perfgate::stats {
 
@@ -37,14 +38,9 @@ namespace {
 
 constexpr std::size_t k_min_segment_floor = 2;  // the within-sample means need two points
 
-// splitmix64 finaliser (Steele, Lea and Flood 2014): spreads nearby inputs
-// (seed, segment bounds) over unrelated generator seeds.
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// splitmix64's finaliser spreads nearby inputs (seed, segment bounds) over
+// unrelated generator seeds.
+constexpr std::uint64_t mix64(std::uint64_t z) { return splitmix64_mix(z); }
 
 // Each segment's test draws from its own stream, derived from the seed and the
 // segment bounds, so a change point's p-value does not depend on the order in

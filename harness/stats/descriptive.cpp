@@ -5,6 +5,8 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
+#include "harness/stats/running.hpp"
+
 namespace perfgate::stats {
 
 double mean(std::span<const double> x) {
@@ -32,16 +34,9 @@ double harmonic_mean(std::span<const double> x) {
 
 double stddev(std::span<const double> x) {
   if (x.size() < 2) return 0;
-  // Welford's update: stable for long series with a large mean.
-  double m = 0, s = 0;
-  std::size_t n = 0;
-  for (double v : x) {
-    ++n;
-    double d = v - m;
-    m += d / static_cast<double>(n);
-    s += d * (v - m);
-  }
-  return std::sqrt(s / static_cast<double>(n - 1));
+  RunningMoments m;  // Welford: stable for long series with a large mean
+  for (double v : x) m.add(v);
+  return m.stddev();
 }
 
 double cv(std::span<const double> x) {

@@ -8,16 +8,11 @@
 namespace perfgate::stats {
 
 StepSeries::StepSeries(WarmupRule rule, std::uint64_t reservoir_seed, SteadyStateOptions auto_options)
-    : m_rule(rule), m_auto_options(auto_options), m_reservoir_state(reservoir_seed) {}
+    : m_rule(rule), m_auto_options(auto_options), m_reservoir(reservoir_seed) {}
 
 void StepSeries::keep_steady(double v) {
-  // Welford's running moments: exact over any number of values.
-  ++m_steady_n;
-  const double d = v - m_mean;
-  m_mean += d / static_cast<double>(m_steady_n);
-  m_m2 += d * (v - m_mean);
-  m_min = m_steady_n == 1 ? v : std::min(m_min, v);
-  m_max = m_steady_n == 1 ? v : std::max(m_max, v);
+  // Running moments: exact over any number of values.
+  m_moments.add(v);
   if (v > 0) m_inverse_sum += 1.0 / v;
   else m_all_positive = false;
   if (m_steady.size() < k_max_kept) {
@@ -26,12 +21,7 @@ void StepSeries::keep_steady(double v) {
   }
   // Reservoir sampling (Vitter's algorithm R) over splitmix64: every value so
   // far is kept with the same probability.
-  m_reservoir_state += 0x9E3779B97F4A7C15ull;
-  std::uint64_t z = m_reservoir_state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  auto j = z % static_cast<std::uint64_t>(m_steady_n);
+  auto j = m_reservoir.next() % static_cast<std::uint64_t>(m_moments.n);
   if (j < k_max_kept) m_steady[static_cast<std::size_t>(j)] = v;
 }
 
@@ -99,18 +89,19 @@ StepSummary StepSeries::finish(bool larger_is_slower) {
     }
     r.steady_state = m_steady_state;
   }
-  r.n_steady = m_steady_n;
-  if (m_steady_n == 0) return r;
+  const long long n = m_moments.n;
+  r.n_steady = n;
+  if (n == 0) return r;
   std::sort(m_steady.begin(), m_steady.end());
-  r.mean = m_mean;
+  r.mean = m_moments.mean;
   r.median = quantile_sorted(m_steady, 0.5);
   r.p90 = quantile_sorted(m_steady, 0.9);
   r.p99 = quantile_sorted(m_steady, 0.99);
-  r.min = m_min;
-  r.max = m_max;
-  r.stddev = m_steady_n > 1 ? std::sqrt(m_m2 / static_cast<double>(m_steady_n - 1)) : 0;
-  r.harmonic = m_all_positive && m_inverse_sum > 0 ? static_cast<double>(m_steady_n) / m_inverse_sum : m_mean;
-  r.sampled = static_cast<std::size_t>(m_steady_n) > m_steady.size();
+  r.min = m_moments.min;
+  r.max = m_moments.max;
+  r.stddev = m_moments.stddev();
+  r.harmonic = m_all_positive && m_inverse_sum > 0 ? static_cast<double>(n) / m_inverse_sum : m_moments.mean;
+  r.sampled = static_cast<std::size_t>(n) > m_steady.size();
   std::vector<double>().swap(m_steady);
   return r;
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/stats/running.hpp"
 #include "harness/stats/steady_state.hpp"
 
 namespace perfgate::stats {
@@ -76,10 +77,10 @@ class StepSeries {
   std::vector<double> m_head;  // auto, until resolved: the leading finite values
   std::optional<SteadyState> m_steady_state;
   std::vector<double> m_steady;
-  long long m_steady_n = 0;
-  double m_mean = 0, m_m2 = 0, m_min = 0, m_max = 0, m_inverse_sum = 0;
+  RunningMoments m_moments;  // of the steady values
+  double m_inverse_sum = 0;
   bool m_all_positive = true;
-  std::uint64_t m_reservoir_state;
+  SplitMix64 m_reservoir;  // reservoir sampling's draws
 };
 
 }  // namespace perfgate::stats

@@ -9,6 +9,8 @@
 
 #include <boost/math/distributions/normal.hpp>
 
+#include "harness/stats/running.hpp"
+
 namespace perfgate::stats {
 
 namespace {
@@ -28,25 +30,10 @@ bool all_finite(std::span<const double> v) {
   return std::all_of(v.begin(), v.end(), [](double a) { return std::isfinite(a); });
 }
 
-// SplitMix64 (Steele, Lea & Flood 2014): a fixed, tiny generator, so that a
-// subsample, and the approximate slope read from it, are the same on every
-// platform and every call; several times cheaper than mt19937_64, which
-// matters at two million draws per call.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in (0, 1) from the top 53 bits.
-  double uniform01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-
- private:
-  std::uint64_t m_state;
-};
+// SplitMix64 (stats/running.hpp): the same subsample, and the approximate
+// slope read from it, on every platform and call; cheap enough for two
+// million draws per call.
+using stats::SplitMix64;
 
 constexpr std::uint64_t k_seed = 0x7e2d5eed0c0ffeeull;
 

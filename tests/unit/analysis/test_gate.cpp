@@ -285,6 +285,9 @@ TEST_CASE("policy thresholds by kind and glob rules", "[gate]") {
   CHECK(model::glob_match("a?c*", "abcdef"));
   CHECK_FALSE(model::glob_match("*_ms", "step_time_s"));
   CHECK(model::glob_match("*", ""));
+  CHECK(model::glob_match("device.*.power_w", "device.3.power_w"));  // '*' crosses '.'
+  CHECK(model::glob_match("device.[0-3].temp_c", "device.2.temp_c"));
+  CHECK_FALSE(model::glob_match("device.[0-3].temp_c", "device.7.temp_c"));
 }
 
 TEST_CASE("a bootstrap interval of the median ratio only when asked, reproducibly", "[gate]") {

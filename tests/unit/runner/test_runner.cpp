@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "harness/util/interrupt.hpp"
 #include "tests/unit/support/fake_launcher.hpp"
 #include "tests/unit/support/fake_machine.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -177,8 +180,9 @@ TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[
 TEST_CASE("a run reads the machine through its probe and runs no tool of its own", "[runner]") {
   InterruptGuard guard;
   Harness h;
-  h.machine.tools["npu-smi info"] = "| npu-smi 23.0.2.1                 Version: 23.0.2.1                              |\n"
-                                    "| 0     910B2C              | OK            | 95.2        45                0    / 0             |\n";
+  std::ifstream fixture(test::data_dir() + "/fixtures/npu_smi_info_910B2C_with_procs.txt");
+  REQUIRE(fixture);
+  h.machine.tools["npu-smi info"] = std::string(std::istreambuf_iterator<char>(fixture), {});
   auto s = suite_of({workload("train", 1, {})});
   h.launcher.script = [&](const exec::LaunchSpec&, int) {
     Script sc;
