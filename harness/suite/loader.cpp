@@ -707,6 +707,28 @@ Status apply_overrides(std::vector<model::Workload>& ws, const std::vector<Overr
   return Ok{};
 }
 
+// Most configurations one workload's matrix may expand to: a sweep is read
+// trial by trial, and 100,000 configurations at one second a trial are more
+// than a day; three axes of 1,000 values (10^9) would otherwise exhaust memory
+// before the first trial.
+constexpr double k_max_configurations = 100000;
+
+Status validate_matrix_size(const model::Workload& w) {
+  if (w.matrix.empty()) return Ok{};
+  double n = 1;
+  std::vector<std::string> sizes;
+  for (const auto& a : w.matrix) {
+    n *= static_cast<double>(a.values.size());
+    sizes.push_back(fmt::format("{} {}", a.name, a.values.size()));
+  }
+  n += static_cast<double>(w.include.size());
+  if (n <= k_max_configurations) return Ok{};
+  return err_at(w.matrix.front().loc,
+                fmt::format("workload '{}': its matrix has {:.0f} configurations ({}), more than the {:.0f} one "
+                            "workload may expand to; give fewer values, or run parts with --only",
+                            w.name, n, util::join(sizes, " x "), k_max_configurations));
+}
+
 Expected<std::string> find_profile(const std::string& name, const std::string& suite_dir, const LoadOptions& opts) {
   std::vector<fs::path> tries;
   fs::path as_path(name);
@@ -937,6 +959,7 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
 
   if (auto st = apply_overrides(suite.workloads, opts.overrides); !st) return st.error();
   for (const auto& w : suite.workloads) {
+    if (auto st = validate_matrix_size(w); !st) return st.error();
     if (auto st = validate_placeholders(c, w); !st) return st.error();
     if (auto st = validate_filters(w); !st) return st.error();
   }

@@ -892,3 +892,19 @@ TEST_CASE("slots: the ascend-910b profile has 8 NPU slots, cpu one", "[suite]") 
   REQUIRE(c);
   CHECK_FALSE(c->slots);
 }
+
+TEST_CASE("a matrix that would expand past 100,000 configurations is refused at its line", "[suite]") {
+  std::string values;
+  for (int i = 0; i < 1000; ++i) values += (i ? "," : "") + std::to_string(i);
+  auto r = load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
+                values + "]\n      b: [" + values + "]\n");
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::Contains("suite.yaml:6:7") && Catch::Contains("1000000 configurations") &&
+                                    Catch::Contains("a 1000 x b 1000"));
+  // --set adding an axis counts too; 1,000 x 100 is allowed.
+  suite::LoadOptions opt;
+  opt.overrides = {*suite::parse_override("b=" + values.substr(0, values.find(",100,")))};
+  auto ok = load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
+                 values + "]\n      b: [1]\n", opt);
+  CHECK(ok);
+}
