@@ -30,6 +30,12 @@ packages=(
   python3 python3-torch python3-scipy
 )
 
+# scripts/fuzz.sh and scripts/sanitize.sh: clang-14 with libFuzzer and the
+# sanitizer runtimes (not needed to build, test or run perfgate).
+if [ "${1:-}" = --fuzz ]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

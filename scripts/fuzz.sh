@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds perfgate's libFuzzer targets (tests/fuzz) with clang-14, ASan and
+# UBSan in build-fuzz/ and runs each for SECONDS (default 60), one after
+# another, then prints per target: executions, executions/s, coverage
+# (libFuzzer's cov: edges and ft: features), corpus size and findings.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+#
+# Each run starts from build-fuzz/corpus/<target> (what earlier runs found),
+# the checked-in regression corpus tests/fuzz/corpus/<target> and the
+# project's own inputs of that kind. A crash, leak or an input slower than
+# 1 s is written to build-fuzz/artifacts/<target>/; copy it into
+# tests/fuzz/corpus/<target>/ with the fix, so the default tests replay it.
+# Exit 1 when anything was found.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+"$repo_root/scripts/setup.sh" --fuzz
+seconds=${1:-60}
+shift || true
+fuzz_dir=${PERFGATE_FUZZ_DIR:-$repo_root/build-fuzz}
+all=(suite profile policy checklist protocol log_presets regex_parser device_tools gbench cli_values)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+
+cmake -S "$repo_root" -B "$fuzz_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPERFGATE_ENABLE_TESTS=OFF -DPERFGATE_ENABLE_FUZZING=ON \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${launcher[@]}" >/dev/null
+cmake --build "$fuzz_dir" -j"$jobs" --target "${targets[@]/#/fuzz_}"
+
+seeds_of() {
+  case "$1" in
+    suite) echo "$repo_root/suites" ;;
+    profile) echo "$repo_root/configs/profiles" ;;
+    policy|checklist) echo "$repo_root/configs" ;;
+    log_presets) echo "$repo_root/tests/data/logs" ;;
+    device_tools) echo "$repo_root/tests/data/sampling $repo_root/tests/data/fixtures" ;;
+    gbench) echo "$repo_root/tests/data/gbench" ;;
+  esac
+}
+
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+found=0
+printf '%-14s %12s %10s %8s %8s %8s %s\n' target execs execs/s cov ft corpus findings
+for t in "${targets[@]}"; do
+  work="$fuzz_dir/corpus/$t" artifacts="$fuzz_dir/artifacts/$t"
+  mkdir -p "$work" "$artifacts"
+  log="$fuzz_dir/$t.log"
+  # shellcheck disable=SC2046
+  "$fuzz_dir/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+    "$work" "$repo_root/tests/fuzz/corpus/$t" $(seeds_of "$t") >"$log" 2>&1 || true
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+  corpus=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")
+  n=$(find "$artifacts" -type f | wc -l)
+  [ "$n" -gt 0 ] && found=1
+  printf '%-14s %12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" \
+    "$([ "$n" -gt 0 ] && echo "$n in $artifacts (log $log)" || echo none)"
+done
+exit $found

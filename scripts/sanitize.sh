@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds perfgate and its tests with AddressSanitizer and UndefinedBehavior-
+# Sanitizer (g++ 12) in build-asan/ and runs every test there: the unit
+# tests, the fuzz replays and the integration tests (which then run the
+# instrumented perfgate and perfgate-sim). Any sanitizer report ends the
+# process that made it with a non-zero status, so it fails its test.
+#
+#   scripts/sanitize.sh [ctest arguments...]     e.g. -L unit, -R test_gate
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+"$repo_root/scripts/setup.sh"
+build_dir=${PERFGATE_ASAN_DIR:-$repo_root/build-asan}
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
+  -DPERFGATE_ENABLE_TESTS=ON -DPERFGATE_WERROR=ON -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${launcher[@]}" >/dev/null
+cmake --build "$build_dir" -j"$jobs"
+cd "$build_dir"
+# Reports go to stderr (which each test prints on failure) and stop the process.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87
+ctest --output-on-failure -j"${PERFGATE_TEST_JOBS:-$((jobs + 1))}" "$@"
