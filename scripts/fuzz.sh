@@ -58,8 +58,9 @@ for t in "${targets[@]}"; do
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corpus=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")
   n=$(find "$artifacts" -type f | wc -l)
-  [ "$n" -gt 0 ] && found=1
+  findings=none
+  if [ "$n" -gt 0 ]; then found=1; findings="$n in $artifacts (log $log)"; fi
   printf '%-14s %12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" \
-    "$([ "$n" -gt 0 ] && echo "$n in $artifacts (log $log)" || echo none)"
+    "$findings"
 done
 exit $found

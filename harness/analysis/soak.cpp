@@ -402,7 +402,10 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     ts.steps = tr.steps;
     auto metrics = st.sampled_metrics(tr.id);
     if (!metrics) return metrics.error();
-    for (const auto& [info, id] : *metrics) {
+    for (const auto& entry : *metrics) {
+      // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those in lambdas.
+      const auto& info = entry.first;
+      const auto id = entry.second;
       if (!analysed(info.name)) {
         if (!opt.on_sample) continue;
         auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {

@@ -58,7 +58,11 @@ Scalar Scalar::infer(std::string text) {
 
 std::string params_json(const Params& p) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [key, value] : p) j[nlohmann::json::json_pointer("/" + [&] {
+  // Not a structured binding: clang 14 (the fuzz build) cannot capture those in lambdas.
+  for (const auto& entry : p) {
+    const auto& key = entry.first;
+    const auto& value = entry.second;
+    j[nlohmann::json::json_pointer("/" + [&] {
                                       std::string ptr;
                                       for (char c : key) {
                                         if (c == '.') ptr += '/';
@@ -66,8 +70,9 @@ std::string params_json(const Params& p) {
                                         else if (c == '/') ptr += "~1";
                                         else ptr += c;
                                       }
-                                      return ptr;
-                                    }())] = to_json(value);
+      return ptr;
+    }())] = to_json(value);
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -320,7 +320,7 @@ Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML:
 Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
   for (auto it = n.begin(); it != n.end(); ++it) {
     auto key = it->first.Scalar();
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: it-> is a proxy, its second dies with the statement (ASan, the fuzzer)
     if (key == "repeats") {
       auto r = get_int(c, v, "repeats", 1);
       if (!r) return r.error();
@@ -412,7 +412,7 @@ Expected<std::vector<model::Axis>> read_matrix(const Ctx& c, const YAML::Node& n
     auto name = it->first.Scalar();
     if (!is_identifier(name))
       return err_at(c, it->first, fmt::format("'{}' is not a valid axis name (letters, digits, _)", name));
-    const YAML::Node& vals = it->second;
+    const YAML::Node vals = it->second;  // a copy, as above
     model::Axis axis{name, {}, loc_of(c, it->first)};
     if (vals.IsScalar() || vals.IsMap()) {
       // A single value is a one-point axis; accept it as people write it.
