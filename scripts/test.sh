@@ -4,6 +4,11 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$repo_root/scripts/setup.sh"
+# Every C++ file as .clang-format says (clang-format-14 -i FILE mends one).
+if git -C "$repo_root" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$repo_root" && git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format-14 --dry-run --Werror) ||
+    { echo "test.sh: the files above are not formatted: clang-format-14 -i them" >&2; exit 1; }
+fi
 configure_and_build -DPERFGATE_ENABLE_TESTS=ON -DPERFGATE_WERROR=ON
 cd "$build_dir"
 # One more test than cores: the classes that run side by side (none measures

@@ -55,12 +55,16 @@ Expected<BaselineSelector> parse_baseline_selector(const std::string& text) {
     std::string p(util::trim(part));
     auto colon = p.find(':');
     if (colon == std::string::npos)
-      return Error::input(fmt::format("baseline '{}': '{}' is not KEY:VALUE; keys: {}", text, p, util::join(k_keys, ", ")));
+      return Error::input(
+          fmt::format("baseline '{}': '{}' is not KEY:VALUE; keys: {}", text, p, util::join(k_keys, ", ")));
     std::string key = p.substr(0, colon), value(util::trim(std::string_view(p).substr(colon + 1)));
     if (value.empty()) return Error::input(fmt::format("baseline '{}': '{}' has no value", text, key));
-    if (key == "tag") sel.tag = value;
-    else if (key == "commit") sel.commit = value;
-    else if (key == "suite") sel.suite = value;
+    if (key == "tag")
+      sel.tag = value;
+    else if (key == "commit")
+      sel.commit = value;
+    else if (key == "suite")
+      sel.suite = value;
     else if (key == "include") {
       if (value != "all" && value != "passed")
         return Error::input(fmt::format("baseline '{}': include must be 'all' or 'passed', found '{}'", text, value));
@@ -144,13 +148,15 @@ Expected<Baseline> select_baseline(store::Store& st, const store::RunRecord& can
   }
   if (chosen.empty()) {
     if (!other_machine.empty())
-      return Error::input(fmt::format("baseline '{}' matches {} run(s), none on the candidate's machine: {}; pass --force "
-                                      "to compare anyway",
-                                      selector, other_machine.size(), mismatch_message(other_machine.front(), cand)));
+      return Error::input(
+          fmt::format("baseline '{}' matches {} run(s), none on the candidate's machine: {}; pass --force "
+                      "to compare anyway",
+                      selector, other_machine.size(), mismatch_message(other_machine.front(), cand)));
     if (!b.left_out.empty())
-      return Error::input(fmt::format("baseline '{}': every matching run was left out because its own gate found "
-                                      "something (run {}: {}); add include:all to pool them anyway",
-                                      selector, b.left_out.front().first, b.left_out.front().second));
+      return Error::input(
+          fmt::format("baseline '{}': every matching run was left out because its own gate found "
+                      "something (run {}: {}); add include:all to pool them anyway",
+                      selector, b.left_out.front().first, b.left_out.front().second));
     return Error::input(fmt::format("baseline '{}' matches no completed run of suite '{}' before run {}{}", selector,
                                     q.suite, cand.id, sel->tag.empty() ? "" : "; tag runs with `perfgate run --tag`"));
   }
@@ -186,7 +192,8 @@ Expected<std::vector<store::RunData>> select_history(store::Store& st, const sto
     auto comparable = shares_a_class(st, r, *cand_classes);
     if (!comparable) return comparable.error();
     if (!*comparable) continue;
-    if (std::any_of(baseline.runs.begin(), baseline.runs.end(), [&](const store::RunData& b) { return b.run.id == r.id; }))
+    if (std::any_of(baseline.runs.begin(), baseline.runs.end(),
+                    [&](const store::RunData& b) { return b.run.id == r.id; }))
       continue;
     auto flagged = flagged_by_own_gate(st, r.id);
     if (!flagged) return flagged.error();

@@ -20,10 +20,10 @@
 namespace perfgate::analysis {
 
 struct BaselineSelector {
-  std::string run;             // plain run selector ("42", "latest:nightly"); empty for keyed
+  std::string run;  // plain run selector ("42", "latest:nightly"); empty for keyed
   std::string tag, commit, suite;
-  int last = 0;                // 0: the default
-  bool include_all = false;    // include:all keeps runs whose own gate found something
+  int last = 0;              // 0: the default
+  bool include_all = false;  // include:all keeps runs whose own gate found something
 };
 
 Expected<BaselineSelector> parse_baseline_selector(const std::string& text);

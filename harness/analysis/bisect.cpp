@@ -5,8 +5,8 @@
 #include <limits>
 #include <map>
 
-#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
+#include <boost/math/distributions/students_t.hpp>
 
 #include "harness/stats/descriptive.hpp"
 #include "harness/stats/mann_whitney.hpp"
@@ -84,9 +84,7 @@ double within_run_variance(const std::vector<BisectCommitState>& all, double* me
 double bad_sign(model::Better b) { return b == model::Better::Higher ? -1.0 : 1.0; }
 
 // One-sided p in the bad direction from a two-sided p and the sign of the change.
-double one_sided(double p_two, double signed_bad) {
-  return signed_bad > 0 ? p_two / 2 : 1 - p_two / 2;
-}
+double one_sided(double p_two, double signed_bad) { return signed_bad > 0 ? p_two / 2 : 1 - p_two / 2; }
 
 }  // namespace
 
@@ -221,8 +219,9 @@ class Search {
       auto built = ensure_built(end);
       if (!built) return built.error();
       if (!*built)
-        return Error::input(fmt::format("the {} end does not build (twice); fix the build command or pick another commit",
-                                        end == 0 ? "good" : "bad"));
+        return Error::input(
+            fmt::format("the {} end does not build (twice); fix the build command or pick another commit",
+                        end == 0 ? "good" : "bad"));
     }
     auto st = search(0, n - 1, true);
     if (!st) return st.error();
@@ -331,7 +330,8 @@ class Search {
         if (!ok) return ok.error();
         if (!*ok) {
           m_result.budget_spent = !budget_left_for_run();
-          if (at(e).skipped) return Error::input(fmt::format("every trial at the {} end failed", e == lo ? "good" : "bad"));
+          if (at(e).skipped)
+            return Error::input(fmt::format("every trial at the {} end failed", e == lo ? "good" : "bad"));
         }
       }
       ends = bisect_test(runs_from(at(lo), from_lo), runs_from(at(hi), from_hi), m_result.commits, m_opt);
@@ -369,10 +369,11 @@ class Search {
         f.first = lo;
         f.last = hi;
         f.test = ends;
-        f.why = fmt::format("the ends do not differ: {:+.2f} % (95 % interval {:+.2f} .. {:+.2f} %), one-sided p {:.3g} "
-                            "(trials {:.3g}, runs {:.3g}) over {} and {} runs",
-                            100 * ends.change_rel, 100 * ends.low_rel, 100 * ends.high_rel, ends.p, ends.p_trials,
-                            ends.p_runs, ends.runs_good, ends.runs_bad);
+        f.why = fmt::format(
+            "the ends do not differ: {:+.2f} % (95 % interval {:+.2f} .. {:+.2f} %), one-sided p {:.3g} "
+            "(trials {:.3g}, runs {:.3g}) over {} and {} runs",
+            100 * ends.change_rel, 100 * ends.low_rel, 100 * ends.high_rel, ends.p, ends.p_trials, ends.p_runs,
+            ends.runs_good, ends.runs_bad);
         if (m_opt.threshold_rel > 0 && ends.bad_bound_rel < m_opt.threshold_rel)
           f.why += fmt::format("; any regression is below the {:.2f} % threshold (at most {:+.2f} %)",
                                100 * m_opt.threshold_rel, 100 * ends.bad_bound_rel);
@@ -393,7 +394,7 @@ class Search {
     }
     // 2.-4. The noisy binary search.
     constexpr std::size_t k_none = std::numeric_limits<std::size_t>::max();
-    std::size_t candidate = k_none;  // the culprit being confirmed
+    std::size_t candidate = k_none;                 // the culprit being confirmed
     std::map<std::size_t, std::size_t> fresh_from;  // commit -> its first run counted in the confirmation
     for (;;) {
       auto ev = evidence(m_result.commits, lo, hi, m_opt);
@@ -432,8 +433,10 @@ class Search {
         std::size_t parent = best - 1;
         while (parent > lo && (at(parent).skipped || run_means(at(parent)).empty())) --parent;
         if (parent != best - 1)
-          return range(fmt::format("commits {} to {} did not build or ran no trial: the step is somewhere in "
-                                   "{} .. {}", parent + 1, best - 1, parent + 1, best));
+          return range(
+              fmt::format("commits {} to {} did not build or ran no trial: the step is somewhere in "
+                          "{} .. {}",
+                          parent + 1, best - 1, parent + 1, best));
         // The confirmation reads fresh runs only: the runs that put the
         // posterior here were chosen by it (a commit measured once and
         // looking bad by chance is where the search stops), so testing them
@@ -470,9 +473,10 @@ class Search {
           if (can_add(c) && (!more || fresh_runs(c) < fresh_runs(*more))) more = c;
         if (!more || !budget_left_for_run()) {
           m_result.budget_spent = !budget_left_for_run();
-          return range(fmt::format("commit {} holds {:.0f} % of the posterior but its step against commit {} is not "
-                                   "significant (one-sided p {:.3g}) at the most trials allowed",
-                                   best, 100 * *best_it, parent, test.p));
+          return range(
+              fmt::format("commit {} holds {:.0f} % of the posterior but its step against commit {} is not "
+                          "significant (one-sided p {:.3g}) at the most trials allowed",
+                          best, 100 * *best_it, parent, test.p));
         }
         if (auto st = measure(*more); !st) return st.error();
         continue;

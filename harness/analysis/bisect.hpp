@@ -100,7 +100,7 @@ class BisectOracle {
 
 // The two-level comparison of two sets of runs.
 struct BisectTest {
-  double p = 1, p_trials = 1, p_runs = 1;  // one-sided, bad direction
+  double p = 1, p_trials = 1, p_runs = 1;            // one-sided, bad direction
   double change_rel = 0, low_rel = 0, high_rel = 0;  // Hodges-Lehmann shift / good median, and its 95 % interval
   int n_good = 0, n_bad = 0, runs_good = 0, runs_bad = 0;
   // 95 % upper bound of the change in the bad direction, relative: the larger of
@@ -121,28 +121,28 @@ enum class BisectEnd { Culprit, Range, NoRegression };
 
 struct BisectFinding {
   BisectEnd kind = BisectEnd::Range;
-  std::size_t first = 0, last = 0;   // the culprit (first == last), or the range's commits (inclusive)
-  std::size_t parent = 0;            // Culprit: the commit it was tested against
-  double posterior = 0;              // mass on the culprit or range
-  BisectTest test;                   // Culprit: against its parent; NoRegression: the ends
-  std::size_t lo = 0, hi = 0;        // the sub-range searched
-  std::string why;                   // Range / NoRegression: in words
+  std::size_t first = 0, last = 0;  // the culprit (first == last), or the range's commits (inclusive)
+  std::size_t parent = 0;           // Culprit: the commit it was tested against
+  double posterior = 0;             // mass on the culprit or range
+  BisectTest test;                  // Culprit: against its parent; NoRegression: the ends
+  std::size_t lo = 0, hi = 0;       // the sub-range searched
+  std::string why;                  // Range / NoRegression: in words
 };
 
 struct BisectProgress {
-  std::size_t lo = 0, hi = 0;        // the sub-range searched now
-  std::size_t commits_left = 0;      // commits that may still be the culprit (95 % range)
+  std::size_t lo = 0, hi = 0;    // the sub-range searched now
+  std::size_t commits_left = 0;  // commits that may still be the culprit (95 % range)
   int builds = 0;
   long long trials = 0;
-  std::size_t best = 0;              // the most likely culprit now
+  std::size_t best = 0;  // the most likely culprit now
   double best_posterior = 0;
-  std::string event;                 // "built 17", "measured 17 (run 2)"
+  std::string event;  // "built 17", "measured 17 (run 2)"
 };
 
 struct BisectResult {
   std::vector<BisectFinding> findings;  // in commit order; one NoRegression when the ends do not differ
   std::vector<BisectCommitState> commits;
-  int builds = 0;                       // build attempts (cached ones not counted)
+  int builds = 0;  // build attempts (cached ones not counted)
   long long trials = 0;
   bool budget_spent = false;
 };

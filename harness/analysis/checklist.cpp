@@ -79,17 +79,31 @@ class Evaluator {
       return r;
     }
     switch (it.kind) {
-      case CheckKind::Ratio: ratio(it, **summary, r); break;
-      case CheckKind::DataShare: data_share(it, **summary, r); break;
-      case CheckKind::Scaling: scaling(it, **summary, r); break;
-      case CheckKind::FirstStep: first_step(it, **summary, r); break;
+      case CheckKind::Ratio:
+        ratio(it, **summary, r);
+        break;
+      case CheckKind::DataShare:
+        data_share(it, **summary, r);
+        break;
+      case CheckKind::Scaling:
+        scaling(it, **summary, r);
+        break;
+      case CheckKind::FirstStep:
+        first_step(it, **summary, r);
+        break;
       case CheckKind::SoakDrift:
       case CheckKind::MemoryGrowth:
       case CheckKind::Stalls:
       case CheckKind::Hangs:
-      case CheckKind::NanLoss: soak_check(it, *id, r); break;
-      case CheckKind::NoRegression: no_regression(it, **summary, r); break;
-      case CheckKind::AllTrialsOk: all_ok(it, **summary, r); break;
+      case CheckKind::NanLoss:
+        soak_check(it, *id, r);
+        break;
+      case CheckKind::NoRegression:
+        no_regression(it, **summary, r);
+        break;
+      case CheckKind::AllTrialsOk:
+        all_ok(it, **summary, r);
+        break;
     }
     return r;
   }
@@ -144,8 +158,8 @@ class Evaluator {
       if (!std::isfinite(worst) || (it.at_least && q < worst) || (!it.at_least && q > worst)) worst = q;
     }
     if (ev.empty()) {
-      r.evidence = fmt::format("no pair of configurations with {} in run {} matches numerator and denominator", it.metric,
-                               rs.run.id);
+      r.evidence = fmt::format("no pair of configurations with {} in run {} matches numerator and denominator",
+                               it.metric, rs.run.id);
       return;
     }
     decide(r, worst, fmt::format("{:.2f}x", worst), "x");
@@ -200,7 +214,8 @@ class Evaluator {
       }
     }
     if (ev.empty()) {
-      r.evidence = fmt::format("run {} has no configurations differing only in '{}' with {}", rs.run.id, it.param, it.metric);
+      r.evidence =
+          fmt::format("run {} has no configurations differing only in '{}' with {}", rs.run.id, it.param, it.metric);
       return;
     }
     decide(r, worst, fmt::format("{:.2f}", worst), "");
@@ -244,7 +259,8 @@ class Evaluator {
           for (const auto& m : t.metrics)
             if (model::glob_match(it.metric, m.metric) && m.windows >= 3) {
               seen = true;
-              ev.push_back(fmt::format("{}: {} {:+.2f} %/h over {} windows", who, m.metric, m.drift_pct_per_h, m.windows));
+              ev.push_back(
+                  fmt::format("{}: {} {:+.2f} %/h over {} windows", who, m.metric, m.drift_pct_per_h, m.windows));
               if (!std::isfinite(worst) || std::fabs(m.drift_pct_per_h) > worst) worst = std::fabs(m.drift_pct_per_h);
             }
           break;
@@ -261,7 +277,8 @@ class Evaluator {
             if (m.metric == (it.metric.empty() ? "step_time_ms" : it.metric)) {
               seen = true;
               total += m.stalls;
-              if (m.stalls > 0) ev.push_back(fmt::format("{}: {} stalls, worst {:.1f}x", who, m.stalls, m.worst_stall_ratio));
+              if (m.stalls > 0)
+                ev.push_back(fmt::format("{}: {} stalls, worst {:.1f}x", who, m.stalls, m.worst_stall_ratio));
             }
           break;
         case CheckKind::Hangs:
@@ -280,25 +297,35 @@ class Evaluator {
               if (m.non_finite > 0) ev.push_back(fmt::format("{}: {} NaN/Inf loss values", who, m.non_finite));
             }
           break;
-        default: break;
+        default:
+          break;
       }
     }
     if (!seen) {
       r.evidence = fmt::format("run {} holds no {} series to judge", run_id,
-                               it.kind == CheckKind::NanLoss ? "loss" : it.kind == CheckKind::MemoryGrowth ? "memory" : it.metric);
+                               it.kind == CheckKind::NanLoss        ? "loss"
+                               : it.kind == CheckKind::MemoryGrowth ? "memory"
+                                                                    : it.metric);
       return;
     }
     switch (it.kind) {
-      case CheckKind::SoakDrift: decide(r, worst, fmt::format("{:.2f} %/h", worst), " %/h"); break;
-      case CheckKind::MemoryGrowth: decide(r, worst, fmt::format("{:+.1f} MB/h", worst), " MB/h"); break;
-      default: decide(r, total, util::format_value(total), ""); break;
+      case CheckKind::SoakDrift:
+        decide(r, worst, fmt::format("{:.2f} %/h", worst), " %/h");
+        break;
+      case CheckKind::MemoryGrowth:
+        decide(r, worst, fmt::format("{:+.1f} MB/h", worst), " MB/h");
+        break;
+      default:
+        decide(r, total, util::format_value(total), "");
+        break;
     }
     r.evidence = ev.empty() ? "none found" : util::join(ev, "; ");
   }
 
   void no_regression(const model::ChecklistItem& it, const RunSummary& rs, ItemResult& r) {
     std::string sel = it.baseline.empty() ? m_opt.baseline : it.baseline;
-    auto policy = it.policy.empty() ? Expected<model::GatePolicy>(model::default_gate_policy()) : suite::load_gate_policy(it.policy);
+    auto policy = it.policy.empty() ? Expected<model::GatePolicy>(model::default_gate_policy())
+                                    : suite::load_gate_policy(it.policy);
     if (!policy) {
       r.evidence = policy.error().message;
       return;
@@ -353,12 +380,14 @@ class Evaluator {
       r.measured = static_cast<double>(underpowered);
       r.measured_text = fmt::format("undecidable ({} comparison(s))", underpowered);
       r.limit_text = "decidable";
-      r.evidence = fmt::format("{} of {} comparison(s) against '{}' could not have flagged a lone regression at their "
-                               "trial counts; {}",
-                               underpowered, cs.size(), sel,
-                               most > 0 ? fmt::format("run the candidate with up to {} trials per configuration "
-                                                      "(perfgate gate --adaptive adds them)", most)
-                                        : "pool more baseline runs");
+      r.evidence = fmt::format(
+          "{} of {} comparison(s) against '{}' could not have flagged a lone regression at their "
+          "trial counts; {}",
+          underpowered, cs.size(), sel,
+          most > 0 ? fmt::format("run the candidate with up to {} trials per configuration "
+                                 "(perfgate gate --adaptive adds them)",
+                                 most)
+                   : "pool more baseline runs");
       return;
     }
     decide(r, bad, fmt::format("{} regression(s)", bad), "");
@@ -387,9 +416,12 @@ class Evaluator {
 
 std::string_view to_string(ItemStatus s) {
   switch (s) {
-    case ItemStatus::Pass: return "pass";
-    case ItemStatus::Fail: return "fail";
-    case ItemStatus::NotEvaluable: return "not-evaluable";
+    case ItemStatus::Pass:
+      return "pass";
+    case ItemStatus::Fail:
+      return "fail";
+    case ItemStatus::NotEvaluable:
+      return "not-evaluable";
   }
   return "?";
 }
@@ -398,7 +430,8 @@ bool checklist_failed(const ChecklistResult& r, bool strict) {
   return r.failed > 0 || r.required_not_evaluable > 0 || (strict && r.not_evaluable > 0);
 }
 
-Expected<ChecklistResult> evaluate_checklist(store::Store& st, const model::Checklist& cl, const ChecklistOptions& opt) {
+Expected<ChecklistResult> evaluate_checklist(store::Store& st, const model::Checklist& cl,
+                                             const ChecklistOptions& opt) {
   // The default run must exist: a typo there is an input error, not N unevaluable items.
   if (auto id = st.resolve_run(opt.run); !id) return id.error();
   ChecklistResult res;
@@ -407,8 +440,12 @@ Expected<ChecklistResult> evaluate_checklist(store::Store& st, const model::Chec
   for (const auto& it : cl.items) {
     auto r = ev.evaluate(it);
     switch (r.status) {
-      case ItemStatus::Pass: ++res.passed; break;
-      case ItemStatus::Fail: ++res.failed; break;
+      case ItemStatus::Pass:
+        ++res.passed;
+        break;
+      case ItemStatus::Fail:
+        ++res.failed;
+        break;
       case ItemStatus::NotEvaluable:
         ++res.not_evaluable;
         if (!it.optional) ++res.required_not_evaluable;

@@ -19,10 +19,10 @@ struct ItemResult {
   model::ChecklistItem item;
   ItemStatus status = ItemStatus::NotEvaluable;
   long long run_id = 0;
-  double measured = 0;          // NaN when not evaluable
-  std::string measured_text;    // "1.62x", "0.8 %/h", "3 stalls"
-  std::string limit_text;       // ">= 1.5x"
-  std::string evidence;         // what the value rests on, or what is missing
+  double measured = 0;        // NaN when not evaluable
+  std::string measured_text;  // "1.62x", "0.8 %/h", "3 stalls"
+  std::string limit_text;     // ">= 1.5x"
+  std::string evidence;       // what the value rests on, or what is missing
 };
 
 struct ChecklistResult {
@@ -37,10 +37,10 @@ struct ChecklistResult {
 bool checklist_failed(const ChecklistResult& r, bool strict);
 
 struct ChecklistOptions {
-  std::string run;              // the default run selector (--run)
-  std::string baseline;         // --baseline: default for no_regression items without one
-  bool force = false;           // compare across machine fingerprints
-  double soak_window_s = 0;      // 0: the window each soak ran with
+  std::string run;           // the default run selector (--run)
+  std::string baseline;      // --baseline: default for no_regression items without one
+  bool force = false;        // compare across machine fingerprints
+  double soak_window_s = 0;  // 0: the window each soak ran with
 };
 
 // Input errors (an unknown --run) come back as errors; a run or baseline an

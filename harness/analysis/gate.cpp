@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
 #include <numbers>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,9 +28,7 @@ std::string config_key(const std::string& workload, const std::string& params_js
   return workload + '\x1f' + params_json;
 }
 
-Better direction(const GateItem& it) {
-  return it.rule && it.rule->better ? *it.rule->better : it.metric.better;
-}
+Better direction(const GateItem& it) { return it.rule && it.rule->better ? *it.rule->better : it.metric.better; }
 
 // Pooled standard deviation of both sides.
 double pooled_sd(std::span<const double> a, std::span<const double> b) {
@@ -72,16 +70,16 @@ namespace {
 
 // What evaluate_gate keeps of a tested comparison between its passes.
 struct Tested {
-  std::size_t index = 0;                      // into the comparisons
-  std::vector<double> base_rel, cand_rel;     // kept values relative to the baseline median
+  std::size_t index = 0;                   // into the comparisons
+  std::vector<double> base_rel, cand_rel;  // kept values relative to the baseline median
   std::vector<std::vector<double>> base_runs_rel, history_rel;
   // What the run-level test reads: the baseline runs and the candidate with
   // each run's rare hiccups left out (the same rule on both sides).
   std::vector<std::vector<double>> level_base_runs;
   std::vector<double> level_cand;
   stats::RunSpread spread;
-  double sd_rel = 0;                          // pooled trial standard deviation, relative
-  double hl_low = 0, hl_high = 0;             // Hodges-Lehmann interval, relative
+  double sd_rel = 0;               // pooled trial standard deviation, relative
+  double hl_low = 0, hl_high = 0;  // Hodges-Lehmann interval, relative
 };
 
 // One metric test in the family: a comparison, a failed-trial test or a joint test.
@@ -112,8 +110,10 @@ std::vector<std::vector<double>> runs_kept(const SideValues& side, const std::ve
   for (auto& run : runs) {
     std::vector<double> kept;
     for (double v : run) {
-      if (next < left_out.size() && left_out[next] == pos) ++next;
-      else kept.push_back(v);
+      if (next < left_out.size() && left_out[next] == pos)
+        ++next;
+      else
+        kept.push_back(v);
       ++pos;
     }
     run = std::move(kept);
@@ -155,8 +155,8 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     c.n_cand = static_cast<int>(it.cand.values.size());
     c.failed_base = it.base.failed + it.base.non_finite;
     c.failed_cand = it.cand.failed + it.cand.non_finite;
-    c.base_runs = static_cast<int>(std::count_if(it.base.runs.begin(), it.base.runs.end(),
-                                                 [](const auto& r) { return !r.empty(); }));
+    c.base_runs = static_cast<int>(
+        std::count_if(it.base.runs.begin(), it.base.runs.end(), [](const auto& r) { return !r.empty(); }));
     if (it.base.runs.empty() && c.n_base > 0) c.base_runs = 1;
     c.history_runs = static_cast<int>(it.history.size());
     c.detectable_rel = std::numeric_limits<double>::infinity();
@@ -177,8 +177,8 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       c.change_rel = c.change_low_rel = c.change_high_rel =
           std::isfinite(c.base_median) && c.base_median != 0 ? c.cand_median / c.base_median - 1 : std::nan("");
       c.extra_trials = -1;
-      c.note = fmt::format("{} of {} candidate trials have no steady state (warmup: auto): longer trials would", it.cand.no_steady,
-                           it.cand.classified);
+      c.note = fmt::format("{} of {} candidate trials have no steady state (warmup: auto): longer trials would",
+                           it.cand.no_steady, it.cand.classified);
       out.push_back(std::move(c));
       continue;
     }
@@ -217,8 +217,10 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
         base_kept.reserve(it.base.values.size() - out_idx.size());
         std::size_t next = 0;
         for (std::size_t k = 0; k < it.base.values.size(); ++k) {
-          if (next < out_idx.size() && out_idx[next] == k) ++next;
-          else base_kept.push_back(it.base.values[k]);
+          if (next < out_idx.size() && out_idx[next] == k)
+            ++next;
+          else
+            base_kept.push_back(it.base.values[k]);
         }
         c.base_left_out = static_cast<int>(out_idx.size());
         c.n_base = static_cast<int>(base_kept.size());
@@ -226,8 +228,9 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     }
     std::vector<std::string> notes;
     if (c.base_left_out > 0)
-      notes.push_back(fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
-                                  c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel));
+      notes.push_back(
+          fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
+                      c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel));
     if (it.base.non_finite + it.cand.non_finite > 0)
       notes.push_back(fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite));
     const std::vector<double>& base = c.base_left_out > 0 ? base_kept : it.base.values;
@@ -247,14 +250,16 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
         // Too few candidate trials survived to test: the crashes are the finding.
         c.verdict = VerdictKind::Failed;
         c.failures = it.cand.failures;
-        notes.insert(notes.begin(), fmt::format("only {} candidate trial(s) gave a value; {} failed", c.n_cand, c.failed_cand));
+        notes.insert(notes.begin(),
+                     fmt::format("only {} candidate trial(s) gave a value; {} failed", c.n_cand, c.failed_cand));
       } else {
         c.verdict = VerdictKind::Inconclusive;
         // Candidate trials help only if the baseline is big enough to test against.
         c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
-        notes.insert(notes.begin(), fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test",
-                                                c.n_base, c.n_cand, std::max(2, min_trials)) +
-                                        (c.n_base < min_trials ? " (the baseline is short too: pool more runs)" : ""));
+        notes.insert(notes.begin(),
+                     fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test",
+                                 c.n_base, c.n_cand, std::max(2, min_trials)) +
+                         (c.n_base < min_trials ? " (the baseline is short too: pool more runs)" : ""));
       }
       c.underpowered = true;
       c.note = util::join(notes, "; ");
@@ -291,13 +296,14 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       // (The pooled rule above allows a fifth; a five-trial run with two
       // hiccups is one run in fifty at a 5 % hiccup rate.)
       constexpr double k_run_hiccup_fraction = 0.45;
-      auto trimmed = stats::leave_out_run_hiccups(runs, policy.baseline_outlier_mads, 2 * c.threshold_rel,
-                                                  k_run_hiccup_fraction);
+      auto trimmed =
+          stats::leave_out_run_hiccups(runs, policy.baseline_outlier_mads, 2 * c.threshold_rel, k_run_hiccup_fraction);
       t.level_cand = std::move(trimmed.runs.back());
       trimmed.runs.pop_back();
       if (int n = trimmed.left_out.back(); n > 0)
         notes.push_back(fmt::format("{} candidate trial(s) left out of the run-level test as hiccups", n));
-      t.level_base_runs.assign(trimmed.runs.begin(), trimmed.runs.begin() + static_cast<std::ptrdiff_t>(t.base_runs_rel.size()));
+      t.level_base_runs.assign(trimmed.runs.begin(),
+                               trimmed.runs.begin() + static_cast<std::ptrdiff_t>(t.base_runs_rel.size()));
       t.spread = stats::run_spread(trimmed.runs, t.level_cand);
     }
     if (policy.bootstrap_resamples > 0) {
@@ -367,8 +373,10 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     if (t.spread.within_df > 0) {
       const stats::VariancePrior w = within_priors.of(c.metric.name);
       if (w.df > 0 && std::isfinite(w.var)) {
-        if (std::isinf(w.df)) t.spread.within_var = w.var;
-        else t.spread.within_var = (w.df * w.var + t.spread.within_df * t.spread.within_var) / (w.df + t.spread.within_df);
+        if (std::isinf(w.df))
+          t.spread.within_var = w.var;
+        else
+          t.spread.within_var = (w.df * w.var + t.spread.within_df * t.spread.within_var) / (w.df + t.spread.within_df);
         t.spread.within_df += w.df;
       }
     }
@@ -389,7 +397,8 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     } else {
       std::string why = c.base_runs <= 1 ? "one baseline run and no history of this configuration"
                                          : "the baseline runs gave no spread";
-      c.note += (c.note.empty() ? "" : "; ") + fmt::format("run-to-run spread unknown ({}): judged on trial noise only", why);
+      c.note +=
+          (c.note.empty() ? "" : "; ") + fmt::format("run-to-run spread unknown ({}): judged on trial noise only", why);
     }
   }
 
@@ -478,9 +487,10 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
   std::vector<FamilyMember> family;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (out[i].tested)
-      family.push_back({is_failure_test[i] ? FamilyMember::Kind::Failures : FamilyMember::Kind::Comparison, i,
-                        out[i].p_value});
-  for (std::size_t j = 0; j < ev.joint.size(); ++j) family.push_back({FamilyMember::Kind::Joint, j, ev.joint[j].p_value});
+      family.push_back(
+          {is_failure_test[i] ? FamilyMember::Kind::Failures : FamilyMember::Kind::Comparison, i, out[i].p_value});
+  for (std::size_t j = 0; j < ev.joint.size(); ++j)
+    family.push_back({FamilyMember::Kind::Joint, j, ev.joint[j].p_value});
   std::vector<double> p;
   p.reserve(family.size());
   for (const auto& m : family) p.push_back(m.p);
@@ -502,8 +512,8 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     c.p_adjusted = adjusted[f];
     bool significant = c.p_adjusted <= policy.fdr;
     if (m.kind == FamilyMember::Kind::Failures) {
-      const std::string counts = fmt::format("{} of {} candidate trials failed, {} of {} in the baseline", c.failed_cand,
-                                             c.n_cand, c.failed_base, c.n_base);
+      const std::string counts = fmt::format("{} of {} candidate trials failed, {} of {} in the baseline",
+                                             c.failed_cand, c.n_cand, c.failed_base, c.n_base);
       if (c.failed_cand > 0 && significant) {
         c.verdict = VerdictKind::Failed;
         c.note = fmt::format("{}: more than chance (Fisher's exact test, p = {:.2g})", counts, c.p_trials);
@@ -536,10 +546,12 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
   // Resolution: the smallest change each tested comparison would have flagged.
   for (std::size_t k = 0; k < tested.size(); ++k) {
     auto& c = out[tested[k].index];
-    const double p_min = stats::mann_whitney_min_p(static_cast<std::size_t>(c.n_base), static_cast<std::size_t>(c.n_cand));
+    const double p_min =
+        stats::mann_whitney_min_p(static_cast<std::size_t>(c.n_base), static_cast<std::size_t>(c.n_cand));
     const double df_trials = static_cast<double>(c.n_base + c.n_cand - 2);
     // The rank test's efficiency against the t test is 3/pi under normal noise.
-    const double se_trials = tested[k].sd_rel * std::sqrt(1.0 / c.n_base + 1.0 / c.n_cand) * std::sqrt(std::numbers::pi / 3);
+    const double se_trials =
+        tested[k].sd_rel * std::sqrt(1.0 / c.n_base + 1.0 / c.n_cand) * std::sqrt(std::numbers::pi / 3);
     double mdc = stats::detectable_shift(se_trials, df_trials, ev.alpha_lone, policy.power);
     if (levels[k].spread_known && std::isfinite(levels[k].se))
       mdc = std::max(mdc, stats::detectable_shift(levels[k].se, levels[k].df, ev.alpha_lone, policy.power));
@@ -564,9 +576,10 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
           c.extra_trials = -1;
           c.trials_cannot_decide = true;
           c.note += (c.note.empty() ? "" : "; ") +
-                    fmt::format("more candidate trials cannot decide it: the baseline runs differ by {:.1f} % among "
-                                "themselves (pool more runs, or keep history)",
-                                100 * std::sqrt(tl.tau2));
+                    fmt::format(
+                        "more candidate trials cannot decide it: the baseline runs differ by {:.1f} % among "
+                        "themselves (pool more runs, or keep history)",
+                        100 * std::sqrt(tl.tau2));
         }
       }
     }
@@ -590,13 +603,17 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     auto& jt = ev.joint[j];
     const bool significant = jt.p_adjusted <= policy.fdr;
     const double bad = jt.better == Better::Higher ? -jt.change_median_rel : jt.change_median_rel;
-    if (significant && bad > jt.threshold_rel) jt.verdict = VerdictKind::Regression;
-    else if (significant && -bad > jt.threshold_rel) jt.verdict = VerdictKind::Improvement;
-    else jt.verdict = VerdictKind::Inconclusive;
+    if (significant && bad > jt.threshold_rel)
+      jt.verdict = VerdictKind::Regression;
+    else if (significant && -bad > jt.threshold_rel)
+      jt.verdict = VerdictKind::Improvement;
+    else
+      jt.verdict = VerdictKind::Inconclusive;
     if (jt.verdict == VerdictKind::Inconclusive) {
       bool all_unchanged = true;
       for (const auto& t : tested)
-        if (out[t.index].metric.name == jt.metric && out[t.index].verdict != VerdictKind::Unchanged) all_unchanged = false;
+        if (out[t.index].metric.name == jt.metric && out[t.index].verdict != VerdictKind::Unchanged)
+          all_unchanged = false;
       if (all_unchanged) jt.verdict = VerdictKind::Unchanged;
       continue;
     }
@@ -610,10 +627,11 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
         c.joint = true;
         c.extra_trials = 0;
         c.note += (c.note.empty() ? "" : "; ") +
-                  fmt::format("decided with the other configurations: {} of {} moved {} beyond their thresholds, median {} "
-                              "(joint test p = {:.2g} adjusted)",
-                              regress ? jt.moved_bad : jt.moved_good, jt.configs, regress ? "the bad way" : "the good way",
-                              percent(jt.change_median_rel), jt.p_adjusted);
+                  fmt::format(
+                      "decided with the other configurations: {} of {} moved {} beyond their thresholds, median {} "
+                      "(joint test p = {:.2g} adjusted)",
+                      regress ? jt.moved_bad : jt.moved_good, jt.configs, regress ? "the bad way" : "the good way",
+                      percent(jt.change_median_rel), jt.p_adjusted);
       }
     }
   }
@@ -674,11 +692,14 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
       if (role == Role::Cand) side.failures.insert(side.failures.end(), cs.failures.begin(), cs.failures.end());
       for (const auto& row : cs.metrics) {
         if (row.fact) e.facts.insert(row.info.name);
-        if (role != Role::History && e.infos.emplace(row.info.name, row.info).second) e.metric_order.push_back(row.info.name);
+        if (role != Role::History && e.infos.emplace(row.info.name, row.info).second)
+          e.metric_order.push_back(row.info.name);
         auto& run = side.runs[row.info.name].emplace_back();
         for (const auto& t : row.trials) {
-          if (std::isfinite(t.value)) run.push_back(t.value);
-          else ++side.non_finite[row.info.name];
+          if (std::isfinite(t.value))
+            run.push_back(t.value);
+          else
+            ++side.non_finite[row.info.name];
         }
       }
     }
@@ -695,7 +716,8 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
       const model::MetricRule* rule = policy.match(name);
       if (metrics.empty()) {
         if (!rule) continue;
-      } else if (std::none_of(metrics.begin(), metrics.end(), [&](const std::string& m) { return model::glob_match(m, name); })) {
+      } else if (std::none_of(metrics.begin(), metrics.end(),
+                              [&](const std::string& m) { return model::glob_match(m, name); })) {
         continue;
       }
       GateItem it;
@@ -733,12 +755,24 @@ VerdictCounts count_verdicts(const std::vector<Comparison>& cs) {
   VerdictCounts n;
   for (const auto& c : cs) {
     switch (c.verdict) {
-      case VerdictKind::Regression: ++n.regression; break;
-      case VerdictKind::Improvement: ++n.improvement; break;
-      case VerdictKind::Unchanged: ++n.unchanged; break;
-      case VerdictKind::Inconclusive: ++n.inconclusive; break;
-      case VerdictKind::Missing: ++n.missing; break;
-      case VerdictKind::Failed: ++n.failed; break;
+      case VerdictKind::Regression:
+        ++n.regression;
+        break;
+      case VerdictKind::Improvement:
+        ++n.improvement;
+        break;
+      case VerdictKind::Unchanged:
+        ++n.unchanged;
+        break;
+      case VerdictKind::Inconclusive:
+        ++n.inconclusive;
+        break;
+      case VerdictKind::Missing:
+        ++n.missing;
+        break;
+      case VerdictKind::Failed:
+        ++n.failed;
+        break;
     }
   }
   return n;
@@ -756,7 +790,8 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     // interval reaches past the threshold on the bad side (an untested one
     // may be anything). A possible improvement can wait for tomorrow.
     double bad_edge = c.metric.better == Better::Higher ? -c.change_low_rel : c.change_high_rel;
-    bool may_regress = !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
+    bool may_regress =
+        !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
     // A comparison that cannot reach the level a lone regression needs gets
     // the trials that let it, whatever it shows now.
     bool needs_resolution = c.underpowered && c.trials_for_resolution > 0 && c.verdict != VerdictKind::Regression &&
@@ -771,13 +806,16 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     const bool undecided = suspicious || (c.verdict == VerdictKind::Inconclusive && may_regress);
     int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;
     // Resolution alone needs exactly the trials that let the test reach the level.
-    if (needs_resolution) want = undecided ? std::max(want, c.trials_for_resolution - c.n_cand) : c.trials_for_resolution - c.n_cand;
+    if (needs_resolution)
+      want = undecided ? std::max(want, c.trials_for_resolution - c.n_cand) : c.trials_for_resolution - c.n_cand;
     int count = std::clamp(want, 1, std::min(room, opt.max_batch));
     auto key = config_key(c.workload, c.params_json);
     auto [pos, fresh] = index.try_emplace(key, out.size());
     // The label without its node class: the trials go wherever the queue sends them.
-    if (fresh) out.push_back({c.workload, c.params_json, model::params_label(model::params_from_json(c.params_json)), count});
-    else out[pos->second].count = std::max(out[pos->second].count, count);
+    if (fresh)
+      out.push_back({c.workload, c.params_json, model::params_label(model::params_from_json(c.params_json)), count});
+    else
+      out[pos->second].count = std::max(out[pos->second].count, count);
   }
   return out;
 }
@@ -785,7 +823,8 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
 int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& opt) {
   int fewest = opt.max_trials;
   for (const auto& it : items)
-    if (it.cand.present) fewest = std::min(fewest, static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite);
+    if (it.cand.present)
+      fewest = std::min(fewest, static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite);
   int batch = std::max(1, opt.max_batch);
   return 1 + (std::max(0, opt.max_trials - fewest) + batch - 1) / batch;
 }
@@ -867,12 +906,14 @@ std::string host_probe_note(double cand_ms, double base_ms, bool flagged) {
   // The probe's own run-to-run noise is a few percent; beyond 5 % the machine moved.
   constexpr double k_moved = 0.05;
   if (std::fabs(change) >= k_moved)
-    return fmt::format("the host probe was {:.0f} % {} in the candidate run ({:.2f} vs {:.2f} ms){}", 100 * std::fabs(change),
-                       change > 0 ? "slower" : "faster", cand_ms, base_ms,
+    return fmt::format("the host probe was {:.0f} % {} in the candidate run ({:.2f} vs {:.2f} ms){}",
+                       100 * std::fabs(change), change > 0 ? "slower" : "faster", cand_ms, base_ms,
                        flagged ? ": the machine moved too, so part or all of the change may be the host's" : "");
-  return flagged ? fmt::format("the host probe did not move ({:+.1f} %, {:.2f} vs {:.2f} ms): the machine ran as in the baseline",
-                               100 * change, cand_ms, base_ms)
-                 : "";
+  return flagged
+             ? fmt::format(
+                   "the host probe did not move ({:+.1f} %, {:.2f} vs {:.2f} ms): the machine ran as in the baseline",
+                   100 * change, cand_ms, base_ms)
+             : "";
 }
 
 int count_underpowered(const std::vector<Comparison>& cs) {

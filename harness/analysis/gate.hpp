@@ -16,14 +16,14 @@ namespace perfgate::analysis {
 
 // The trial values of one side of one comparison.
 struct SideValues {
-  bool present = false;          // the configuration ran on this side at all
-  std::vector<double> values;    // finite per-trial values of the metric, run after run
+  bool present = false;        // the configuration ran on this side at all
+  std::vector<double> values;  // finite per-trial values of the metric, run after run
   // The same values per run (the baseline's runs; the candidate is one run).
   // When empty, `values` counts as one run.
   std::vector<std::vector<double>> runs;
-  int failed = 0;                // trials of the configuration that failed
-  int ok = 0;                    // trials of the configuration that succeeded
-  int non_finite = 0;            // trials whose value was NaN or infinite
+  int failed = 0;                     // trials of the configuration that failed
+  int ok = 0;                         // trials of the configuration that succeeded
+  int non_finite = 0;                 // trials whose value was NaN or infinite
   std::vector<std::string> failures;  // why each failed trial failed (exit code, signal, first error line)
   int no_steady = 0, classified = 0;  // warmup auto: trials with no steady state, of those classified
 };
@@ -44,8 +44,8 @@ struct GateItem {
 struct Evaluation {
   std::vector<model::Comparison> comparisons;
   std::vector<model::JointTest> joint;
-  int family = 0;           // tests under the false-discovery control
-  double alpha_lone = 0;    // the raw p a lone discovery needs in this family
+  int family = 0;         // tests under the false-discovery control
+  double alpha_lone = 0;  // the raw p a lone discovery needs in this family
 };
 
 // The multiple-comparison correction runs over every test together:
@@ -78,8 +78,8 @@ VerdictCounts count_verdicts(const std::vector<model::Comparison>& cs);
 // threshold, yet not significant after correction), until each is decided
 // or its configuration has `max_trials` candidate trials.
 struct AdaptiveOptions {
-  int max_trials = 20;   // candidate trials per configuration, all told
-  int max_batch = 5;     // most trials added to one configuration per round
+  int max_trials = 20;  // candidate trials per configuration, all told
+  int max_batch = 5;    // most trials added to one configuration per round
 };
 
 struct TrialRequest {
@@ -101,9 +101,9 @@ struct GateOutcome {
   std::vector<model::JointTest> joint;
   int family = 0;
   double alpha_lone = 0;
-  int rounds = 0;            // adaptive rounds run
-  int looks = 1;             // most evaluations the adaptive mode could make (see adaptive_gate)
-  int trials_added = 0;      // candidate trials the adaptive mode launched
+  int rounds = 0;        // adaptive rounds run
+  int looks = 1;         // most evaluations the adaptive mode could make (see adaptive_gate)
+  int trials_added = 0;  // candidate trials the adaptive mode launched
 };
 
 Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt);

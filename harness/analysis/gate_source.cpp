@@ -56,7 +56,8 @@ Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {
     auto w = std::find_if(m_suite->workloads.begin(), m_suite->workloads.end(),
                           [&](const model::Workload& x) { return x.name == r.workload; });
     if (w == m_suite->workloads.end())
-      return Error::input(fmt::format("cannot add trials: workload '{}' is no longer in {}", r.workload, run.suite_path));
+      return Error::input(
+          fmt::format("cannot add trials: workload '{}' is no longer in {}", r.workload, run.suite_path));
     auto cid = m_store.config_id(r.workload, r.params_json);
     if (!cid) return cid.error();
     model::Case c;
@@ -86,7 +87,8 @@ Status StoreTrialSource::add_trials(const std::vector<TrialRequest>& requests) {
   }
   if (!out) return out.error();
   if (out->status == model::RunStatus::Interrupted)
-    return Error::harness(fmt::format("interrupted while adding trials to run {}; the trials that finished are kept", m_run));
+    return Error::harness(
+        fmt::format("interrupted while adding trials to run {}; the trials that finished are kept", m_run));
   return Ok{};
 }
 

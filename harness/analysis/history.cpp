@@ -74,8 +74,8 @@ std::vector<HistorySeries> history(const std::vector<RunSummary>& runs, const mo
       c.after = cp.after_median;
       c.change_rel = cp.relative_change;
       c.p_value = cp.p_value;
-      c.regression = (better == model::Better::Higher && c.change_rel < 0) ||
-                     (better == model::Better::Lower && c.change_rel > 0);
+      c.regression =
+          (better == model::Better::Higher && c.change_rel < 0) || (better == model::Better::Lower && c.change_rel > 0);
       s.changes.push_back(c);
     }
   }

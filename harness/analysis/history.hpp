@@ -16,18 +16,18 @@ struct HistoryPoint {
   long long run_id = 0;
   std::string commit;
   double started_at = 0;
-  double value = 0;      // median of the run's trial values
-  int n = 0;             // trials behind it
+  double value = 0;  // median of the run's trial values
+  int n = 0;         // trials behind it
 };
 
 struct HistoryChange {
-  std::size_t index = 0;       // into points: the first run after the change
+  std::size_t index = 0;  // into points: the first run after the change
   long long run_id = 0;
   std::string commit;
   double before = 0, after = 0;
   double change_rel = 0;
   double p_value = 1;
-  bool regression = false;     // in the metric's bad direction
+  bool regression = false;  // in the metric's bad direction
 };
 
 struct HistorySeries {
@@ -38,7 +38,7 @@ struct HistorySeries {
 };
 
 struct HistoryOptions {
-  std::vector<std::string> metrics;   // globs; empty: the gated metrics of `policy`
+  std::vector<std::string> metrics;         // globs; empty: the gated metrics of `policy`
   std::vector<std::string> config_filters;  // KEY=VALUE on parameters, or workload=NAME; all must hold
   stats::ChangePointOptions change_points;
 };

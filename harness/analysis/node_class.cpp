@@ -29,7 +29,8 @@ std::string node_class_name(const std::string& hash, const std::string& fingerpr
   auto j = nlohmann::json::parse(fingerprint_json, nullptr, false);
   if (j.is_object()) {
     auto h = j.find("hostname_class");
-    if (h != j.end() && h->is_string() && !h->get<std::string>().empty()) return h->get<std::string>() + "/" + short_hash;
+    if (h != j.end() && h->is_string() && !h->get<std::string>().empty())
+      return h->get<std::string>() + "/" + short_hash;
   }
   return short_hash.empty() ? "unknown" : short_hash;
 }

@@ -37,7 +37,7 @@ struct NodeClassView {
   std::set<std::string> classes;             // the candidate's
   std::map<std::string, std::string> names;  // hash -> node_class_name
   bool split = false;                        // more than one class: a comparison per class
-  bool pool_all = true;                      // every trial counts, one class (--force; and a view made without a candidate)
+  bool pool_all = true;  // every trial counts, one class (--force; and a view made without a candidate)
 
   // The run summarised as the gate compares it: one summary per class of
   // the candidate's the run has trials on (node_class set to the class's

@@ -62,10 +62,17 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
     if (it == index.end()) continue;
     auto& cs = rs.configs[it->second];
     switch (t.status) {
-      case model::TrialStatus::Ok: ++cs.trials_ok; ++rs.trials_ok; break;
+      case model::TrialStatus::Ok:
+        ++cs.trials_ok;
+        ++rs.trials_ok;
+        break;
       case model::TrialStatus::Interrupted:
-      case model::TrialStatus::Running: ++rs.trials_interrupted; break;
-      case model::TrialStatus::Lost: ++rs.trials_lost; break;  // its worker went away; the queue ran it again
+      case model::TrialStatus::Running:
+        ++rs.trials_interrupted;
+        break;
+      case model::TrialStatus::Lost:
+        ++rs.trials_lost;
+        break;  // its worker went away; the queue ran it again
       default:
         ++cs.trials_failed;
         ++rs.trials_failed;
@@ -106,7 +113,8 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
         std::map<double, int> counts;
         for (double v : x) ++counts[v];
         std::vector<std::string> parts;
-        for (const auto& [v, k] : counts) parts.push_back(fmt::format("{} in {} trial{}", util::format_number(v), k, k == 1 ? "" : "s"));
+        for (const auto& [v, k] : counts)
+          parts.push_back(fmt::format("{} in {} trial{}", util::format_number(v), k, k == 1 ? "" : "s"));
         cs.notes.push_back(fmt::format("{}: {}", name, util::join(parts, ", ")));
       }
       row.trials = std::move(tv);
@@ -114,7 +122,9 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
     }
     // Workload step metrics first, then per-trial scalars, then the harness's own.
     std::stable_sort(cs.metrics.begin(), cs.metrics.end(), [](const MetricRow& a, const MetricRow& b) {
-      auto rank = [](const MetricRow& m) { return m.harness_metric ? 2 : (m.trials.front().summary.is_scalar ? 1 : 0); };
+      auto rank = [](const MetricRow& m) {
+        return m.harness_metric ? 2 : (m.trials.front().summary.is_scalar ? 1 : 0);
+      };
       return rank(a) < rank(b);
     });
   }
@@ -127,10 +137,11 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
 namespace perfgate::analysis {
 
 std::string SlowDevice::text() const {
-  return fmt::format("{} {}{}: its {} trials were all slower than the same configurations on the other devices "
-                     "(median {:.1f} % worse on each configuration's primary metric); a slow card is a finding, "
-                     "not noise: check it (npu-smi / nvidia-smi health, clocks, temperature) before trusting it",
-                     device_kind, devices, host.empty() ? "" : " on " + host, trials, 100 * median_worse);
+  return fmt::format(
+      "{} {}{}: its {} trials were all slower than the same configurations on the other devices "
+      "(median {:.1f} % worse on each configuration's primary metric); a slow card is a finding, "
+      "not noise: check it (npu-smi / nvidia-smi health, clocks, temperature) before trusting it",
+      device_kind, devices, host.empty() ? "" : " on " + host, trials, 100 * median_worse);
 }
 
 std::vector<SlowDevice> find_slow_devices(const RunSummary& rs, double min_worse, int min_trials) {

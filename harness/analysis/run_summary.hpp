@@ -17,16 +17,16 @@ namespace perfgate::analysis {
 struct TrialValue {
   long long trial_id = 0;
   int repeat = 0;
-  double value = 0;            // the per-trial number
+  double value = 0;  // the per-trial number
   model::MetricSummary summary;
 };
 
 struct MetricRow {
   model::MetricInfo info;
-  int n = 0;                   // trials with a value
+  int n = 0;  // trials with a value
   double median = 0, mean = 0, min = 0, max = 0, cv = 0;
   double ci_low = 0, ci_high = 0, ci_coverage = 0;
-  bool harness_metric = false; // added by perfgate (wall time, RSS), not reported by the workload
+  bool harness_metric = false;  // added by perfgate (wall time, RSS), not reported by the workload
   // A fact (a setting the workload reports): marked so by the workload or its
   // parser, or a per-trial number without a direction that never varied.
   // Shown once as key=value, never with an interval, never gated.
@@ -39,7 +39,7 @@ struct ConfigSummary {
   std::string workload;
   model::Params params;
   std::string params_json;
-  std::string label;           // "bucket_mb=25 graph_mode=eager" (without the workload)
+  std::string label;  // "bucket_mb=25 graph_mode=eager" (without the workload)
   int trials_ok = 0;
   int trials_failed = 0;
   std::vector<std::string> failures;  // "repeat 2: exited with code 1; ..."
@@ -47,7 +47,7 @@ struct ConfigSummary {
   std::vector<std::string> notes;     // e.g. a fact that differs between trials
   // warmup: auto: how many trials fell in each class ("flat" -> 4).
   std::map<std::string, int> steady_classes;
-  std::vector<MetricRow> metrics;     // step metrics first, then per-trial numbers
+  std::vector<MetricRow> metrics;  // step metrics first, then per-trial numbers
   const MetricRow* find(std::string_view metric) const;
 };
 
@@ -56,9 +56,9 @@ struct ConfigSummary {
 struct SlowDevice {
   std::string host;
   std::string device_kind;
-  std::string devices;       // "3" or "2,3"
-  int trials = 0;            // its trials with the primary metric
-  double median_worse = 0;   // median of how much worse each was than its configuration elsewhere (0.12: 12 %)
+  std::string devices;      // "3" or "2,3"
+  int trials = 0;           // its trials with the primary metric
+  double median_worse = 0;  // median of how much worse each was than its configuration elsewhere (0.12: 12 %)
   std::string text() const;
 };
 

@@ -74,8 +74,12 @@ class SeriesAnalyzer {
   MetricTrend finish(std::vector<Finding>& findings) {
     if (m_m.metric == "loss") {
       if (m_m.non_finite > 0)
-        findings.push_back({"nan_loss", m_m.metric, static_cast<double>(m_m.non_finite), "values",
-                            fmt::format("{} NaN/Inf loss value(s), the first at {}", m_m.non_finite, util::format_hms(m_first_bad.t_s)),
+        findings.push_back({"nan_loss",
+                            m_m.metric,
+                            static_cast<double>(m_m.non_finite),
+                            "values",
+                            fmt::format("{} NaN/Inf loss value(s), the first at {}", m_m.non_finite,
+                                        util::format_hms(m_first_bad.t_s)),
                             {m_first_bad}});
       return m_m;
     }
@@ -97,7 +101,8 @@ class SeriesAnalyzer {
         cpo.min_segment = 3;
         for (const auto& cp : stats::e_divisive(m_wmed, cpo))
           m_m.steps.push_back({m_wt[cp.index] - m_opt.window_s / 2, cp.before_median, cp.after_median,
-                               std::isfinite(cp.relative_change) ? cp.relative_change * 100.0 : std::nan(""), cp.p_value});
+                               std::isfinite(cp.relative_change) ? cp.relative_change * 100.0 : std::nan(""),
+                               cp.p_value});
       }
       return m_m;
     }
@@ -144,7 +149,8 @@ class SeriesAnalyzer {
       ++m_m.stalls;
       m_m.worst_stall_ratio = std::max(m_m.worst_stall_ratio, st.ratio);
       if (m_stall_evidence.size() < 20)
-        m_stall_evidence.push_back({m_buf_t[g - m_buf_base], st.value, fmt::format("{:.1f}x the rolling median", st.ratio)});
+        m_stall_evidence.push_back(
+            {m_buf_t[g - m_buf_base], st.value, fmt::format("{:.1f}x the rolling median", st.ratio)});
     }
     m_core = core_end;
     // Keep only the left context the next chunk needs.
@@ -185,18 +191,25 @@ class SeriesAnalyzer {
                                : std::fabs(m_m.drift_pct_per_h * span_h) >= 3.0;
     real = real && material;
     if (real && m_m.memory && ts.slope > m_opt.memory_mb_per_h) {
-      findings.push_back({"memory_growth", m_m.metric, ts.slope, "MB/h",
-                          fmt::format("{} grows {:.1f} MB/h (95% CI {:.1f} to {:.1f}; trend p {:.2g}): {:.1f} -> {:.1f} MB",
-                                      m_m.metric, ts.slope, ts.low, ts.high, m_m.trend_p, m_m.first_window, m_m.last_window),
-                          {{wt.front(), wmed.front(), "first window"}, {wt.back(), wmed.back(), "last window"}}});
+      findings.push_back(
+          {"memory_growth",
+           m_m.metric,
+           ts.slope,
+           "MB/h",
+           fmt::format("{} grows {:.1f} MB/h (95% CI {:.1f} to {:.1f}; trend p {:.2g}): {:.1f} -> {:.1f} MB",
+                       m_m.metric, ts.slope, ts.low, ts.high, m_m.trend_p, m_m.first_window, m_m.last_window),
+           {{wt.front(), wmed.front(), "first window"}, {wt.back(), wmed.back(), "last window"}}});
     } else if (real && !m_m.memory && std::fabs(m_m.drift_pct_per_h) > m_opt.drift_pct_per_h &&
                !better_direction(m_m.drift_pct_per_h)) {
       // As for staircases: a run that speeds up is drawn with its slope but
       // is not a stability finding (a flat soak measured -2.8 % over its
       // first 11 s on a quiet CI machine, -792 %/h).
-      findings.push_back({"drift", m_m.metric, m_m.drift_pct_per_h, "%/h",
-                          fmt::format("{} drifts {:+.2f} %/h (trend p {:.2g}): {} -> {} {}", m_m.metric, m_m.drift_pct_per_h,
-                                      m_m.trend_p, util::format_value(m_m.first_window),
+      findings.push_back({"drift",
+                          m_m.metric,
+                          m_m.drift_pct_per_h,
+                          "%/h",
+                          fmt::format("{} drifts {:+.2f} %/h (trend p {:.2g}): {} -> {} {}", m_m.metric,
+                                      m_m.drift_pct_per_h, m_m.trend_p, util::format_value(m_m.first_window),
                                       util::format_value(m_m.last_window), m_m.unit),
                           {{wt.front(), wmed.front(), "first window"}, {wt.back(), wmed.back(), "last window"}}});
     }
@@ -217,10 +230,14 @@ class SeriesAnalyzer {
       // A step for the better (times down, throughput up) is drawn and listed
       // but is not a stability finding: a soak fails on degradation.
       if (better_direction(pct)) continue;
-      findings.push_back({"staircase", m_m.metric, pct, "%",
-                          fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, util::format_hms(st.t_s),
-                                      util::format_value(st.before), util::format_value(st.after), m_m.unit, st.p_value),
-                          {{st.t_s, st.after, "first window after the step"}}});
+      findings.push_back(
+          {"staircase",
+           m_m.metric,
+           pct,
+           "%",
+           fmt::format("{} steps {:+.1f} % at {} ({} -> {} {}, p {:.2g})", m_m.metric, pct, util::format_hms(st.t_s),
+                       util::format_value(st.before), util::format_value(st.after), m_m.unit, st.p_value),
+           {{st.t_s, st.after, "first window after the step"}}});
     }
   }
 
@@ -238,10 +255,14 @@ class SeriesAnalyzer {
                           m_stall_evidence});
     // Persistent jitter, not one noisy window: the typical window's tail decides.
     if (m_m.jitter_median > m_opt.jitter_p99_over_p50)
-      findings.push_back({"jitter", m_m.metric, m_m.jitter_median, "p99/p50",
-                          fmt::format("{} jitter: p99/p50 {:.2f} in the median window (up to {:.2f}; CV median {:.1f} %)",
-                                      m_m.metric, m_m.jitter_median, m_m.jitter_max, m_m.cv_median * 100),
-                          {}});
+      findings.push_back(
+          {"jitter",
+           m_m.metric,
+           m_m.jitter_median,
+           "p99/p50",
+           fmt::format("{} jitter: p99/p50 {:.2f} in the median window (up to {:.2f}; CV median {:.1f} %)", m_m.metric,
+                       m_m.jitter_median, m_m.jitter_max, m_m.cv_median * 100),
+           {}});
   }
 
   const SoakAnalysisOptions& m_opt;
@@ -408,9 +429,8 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       const auto id = entry.second;
       if (!analysed(info.name)) {
         if (!opt.on_sample) continue;
-        auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
-          opt.on_sample(tr.id, info, row.t_s, row.value);
-        });
+        auto streamed = st.for_each_sample(
+            tr.id, id, [&](const store::SampleRow& row) { opt.on_sample(tr.id, info, row.t_s, row.value); });
         if (!streamed) return streamed.error();
         continue;
       }
@@ -431,7 +451,8 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     if (tr.error.starts_with("hang:")) {
       // When the last step arrived: the evidence.
       const double last = tr.last_step_s;
-      ts.findings.push_back({"hang", "", last, "s", tr.error.substr(0, tr.error.find(';')), {{last, last, "last step"}}});
+      ts.findings.push_back(
+          {"hang", "", last, "s", tr.error.substr(0, tr.error.find(';')), {{last, last, "last step"}}});
     }
     separate_host_events(ts, opt);
     rep.trials.push_back(std::move(ts));

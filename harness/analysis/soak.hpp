@@ -16,13 +16,13 @@ namespace perfgate::analysis {
 
 struct SoakAnalysisOptions {
   double window_s = 60;
-  double significance = 0.01;          // of the trend test and the change points
-  double drift_pct_per_h = 1.0;        // |drift| of a time/rate metric that is a finding
-  double memory_mb_per_h = 10.0;       // memory growth that is a finding
-  double staircase_pct = 5.0;          // a level shift of at least this is a staircase step
-  double stall_factor = 3.0;           // a step this many times its rolling median is a stall
-  double jitter_p99_over_p50 = 3.0;    // jittery when the median window's p99/p50 exceeds this
-  std::uint64_t seed = 1;              // permutation tests of the change points
+  double significance = 0.01;        // of the trend test and the change points
+  double drift_pct_per_h = 1.0;      // |drift| of a time/rate metric that is a finding
+  double memory_mb_per_h = 10.0;     // memory growth that is a finding
+  double staircase_pct = 5.0;        // a level shift of at least this is a staircase step
+  double stall_factor = 3.0;         // a step this many times its rolling median is a stall
+  double jitter_p99_over_p50 = 3.0;  // jittery when the median window's p99/p50 exceeds this
+  std::uint64_t seed = 1;            // permutation tests of the change points
   // Sees every sample of every series of the run as it streams past, warm-up
   // and series the analysis skips included: the dashboard draws them from
   // the same pass over the store instead of a second one.
@@ -30,22 +30,22 @@ struct SoakAnalysisOptions {
 };
 
 struct Evidence {
-  double t_s = 0;        // seconds since the trial started
+  double t_s = 0;  // seconds since the trial started
   double value = 0;
   std::string note;
 };
 
 struct Finding {
-  std::string kind;      // drift | memory_growth | staircase | stalls | jitter | nan_loss | hang
+  std::string kind;  // drift | memory_growth | staircase | stalls | jitter | nan_loss | hang
   std::string metric;
-  double value = 0;      // drift %/h, MB/h, step size %, stall count, worst p99/p50, NaN count, last step time
+  double value = 0;  // drift %/h, MB/h, step size %, stall count, worst p99/p50, NaN count, last step time
   std::string unit;
-  std::string summary;   // one line for people
+  std::string summary;  // one line for people
   std::vector<Evidence> evidence;
 };
 
 struct StaircaseStep {
-  double t_s = 0;        // start of the first window after the change
+  double t_s = 0;  // start of the first window after the change
   double before = 0, after = 0;
   double change_pct = 0;
   double p_value = 1;
@@ -56,15 +56,15 @@ struct MetricTrend {
   bool memory = false;
   long long samples = 0;
   int windows = 0;
-  double first_window = 0, last_window = 0;   // window medians
+  double first_window = 0, last_window = 0;                           // window medians
   double slope_per_h = 0, slope_low_per_h = 0, slope_high_per_h = 0;  // Theil-Sen over window medians
-  double drift_pct_per_h = 0;                 // slope relative to the first windows' level
-  double trend_p = 1;                         // Mann-Kendall over window medians
+  double drift_pct_per_h = 0;                                         // slope relative to the first windows' level
+  double trend_p = 1;                                                 // Mann-Kendall over window medians
   std::vector<StaircaseStep> steps;
   int stalls = 0;
   double worst_stall_ratio = 0;
-  double jitter_median = 0, jitter_max = 0;   // p99/p50 per window
-  double cv_median = 0;                       // per window
+  double jitter_median = 0, jitter_max = 0;  // p99/p50 per window
+  double cv_median = 0;                      // per window
   long long non_finite = 0;
   // The host sampler's series only: window centres and medians, from which
   // host events are judged.
@@ -79,7 +79,7 @@ struct TrialSoak {
   double wall_s = 0;
   long long steps = 0;
   std::vector<MetricTrend> metrics;
-  std::vector<Finding> findings;     // what the workload did
+  std::vector<Finding> findings;  // what the workload did
   // Findings the host explains: a workload's staircase or drift that
   // coincides with the host probe slowing, or other processes taking CPU,
   // the same way (the machine slowed, not the code). Shown, never failed on.

@@ -48,11 +48,12 @@ std::vector<std::string> varying_parameters(const RunSummary& rs) {
   std::vector<std::string> out;
   for (const auto& [k, vals] : seen)
     if (vals.size() > 1) out.push_back(k);
-  if (std::set<std::string> workloads = [&] {
-        std::set<std::string> w;
-        for (const auto& c : rs.configs) w.insert(c.workload);
-        return w;
-      }();
+  if (std::set<std::string> workloads =
+          [&] {
+            std::set<std::string> w;
+            for (const auto& c : rs.configs) w.insert(c.workload);
+            return w;
+          }();
       workloads.size() > 1)
     out.insert(out.begin(), "workload");
   return out;
@@ -77,7 +78,8 @@ Expected<SweepResult> rank_sweep(const RunSummary& rs, const SweepOptions& opt) 
   for (const auto& c : rs.configs) {
     const MetricRow* row = c.find(r.metric);
     if (!row || row->n == 0) {
-      r.notes.push_back(fmt::format("{}: no value of {} (trials failed: {})", full_label(c), r.metric, c.trials_failed));
+      r.notes.push_back(
+          fmt::format("{}: no value of {} (trials failed: {})", full_label(c), r.metric, c.trials_failed));
       continue;
     }
     SweepEntry e;
@@ -94,9 +96,10 @@ Expected<SweepResult> rank_sweep(const RunSummary& rs, const SweepOptions& opt) 
     r.entries.push_back(std::move(e));
   }
   if (r.better == model::Better::None)
-    return Error::input(fmt::format("{} has no better direction (higher or lower): nothing to rank by; name one with "
-                                    "--metric or say it in the workload's meta",
-                                    r.metric));
+    return Error::input(
+        fmt::format("{} has no better direction (higher or lower): nothing to rank by; name one with "
+                    "--metric or say it in the workload's meta",
+                    r.metric));
   if (r.entries.size() < 2)
     return Error::input(fmt::format("only {} configuration(s) of run {} reported {}: nothing to rank", r.entries.size(),
                                     rs.run.id, r.metric));
@@ -130,8 +133,8 @@ Expected<SweepResult> rank_sweep(const RunSummary& rs, const SweepOptions& opt) 
     e.beaten = e.p_adjusted <= opt.alpha && e.advantage_rel > r.threshold_rel;
     const auto other = values_of(*e.config->find(r.metric));
     // Holm's first step multiplies by k - 1: below this no data can go.
-    e.min_p_adjusted = std::min(1.0, stats::mann_whitney_min_p(best_values.size(), other.size()) *
-                                         static_cast<double>(p.size()));
+    e.min_p_adjusted =
+        std::min(1.0, stats::mann_whitney_min_p(best_values.size(), other.size()) * static_cast<double>(p.size()));
     e.underpowered = e.min_p_adjusted > opt.alpha;
     if (!e.beaten) {
       r.tied_with_best.push_back(e.label);
@@ -162,8 +165,8 @@ Expected<SweepResult> rank_sweep(const RunSummary& rs, const SweepOptions& opt) 
     auto varying = varying_parameters(rs);
     for (const auto& a : opt.axes)
       if (std::find(varying.begin(), varying.end(), a) == varying.end())
-        return Error::input(fmt::format("--axes: '{}' does not vary in run {}{}; parameters that vary: {}", a, rs.run.id,
-                                        util::did_you_mean(a, varying), util::join(varying, ", ")));
+        return Error::input(fmt::format("--axes: '{}' does not vary in run {}{}; parameters that vary: {}", a,
+                                        rs.run.id, util::did_you_mean(a, varying), util::join(varying, ", ")));
     r.axes = opt.axes;
     auto value_of = [&](const ConfigSummary& c, const std::string& axis) -> std::string {
       if (axis == "workload") return c.workload;

@@ -29,24 +29,24 @@
 namespace perfgate::analysis {
 
 struct SweepOptions {
-  std::string metric;                 // empty: the run's primary metric
-  std::vector<std::string> axes;      // parameters of the two-axis table (0 or 2)
-  double alpha = 0.05;                // of the comparisons with the best, after Holm
+  std::string metric;                                       // empty: the run's primary metric
+  std::vector<std::string> axes;                            // parameters of the two-axis table (0 or 2)
+  double alpha = 0.05;                                      // of the comparisons with the best, after Holm
   model::GatePolicy policy = model::default_gate_policy();  // practical thresholds
 };
 
 struct SweepEntry {
   const ConfigSummary* config = nullptr;
-  std::string label;                  // workload and parameters
-  int rank = 0;                       // 1: the best
+  std::string label;  // workload and parameters
+  int rank = 0;       // 1: the best
   int n = 0;
   double median = 0, ci_low = 0, ci_high = 0, ci_coverage = 0;
-  bool min_max = false;               // the interval is [min, max]: too few trials for 95 %
+  bool min_max = false;  // the interval is [min, max]: too few trials for 95 %
   // Against the best (the best's own fields stay empty):
-  double advantage_rel = 0;           // how much better the best is, relative to this one (HL shift)
+  double advantage_rel = 0;  // how much better the best is, relative to this one (HL shift)
   double p_value = 1, p_adjusted = 1;
-  bool beaten = false;                // the best is better beyond the threshold, significantly
-  int repeats_to_separate = 0;        // tied: trials per configuration likely to separate them; -1 if no number will
+  bool beaten = false;          // the best is better beyond the threshold, significantly
+  int repeats_to_separate = 0;  // tied: trials per configuration likely to separate them; -1 if no number will
   // The test cannot reach alpha at these trial counts whatever the data (the
   // smallest Mann-Whitney p, Holm-adjusted, is above it): a tie of resolution.
   bool underpowered = false;
@@ -54,19 +54,19 @@ struct SweepEntry {
 };
 
 struct SweepCell {
-  std::string row, column;            // values of the two axes
-  int entry = -1;                     // index into entries of the best configuration in the cell; -1: none
-  int configurations = 0;             // configurations in the cell (more when other parameters vary)
+  std::string row, column;  // values of the two axes
+  int entry = -1;           // index into entries of the best configuration in the cell; -1: none
+  int configurations = 0;   // configurations in the cell (more when other parameters vary)
 };
 
 struct SweepResult {
   std::string metric, unit;
   model::Better better = model::Better::None;
   double threshold_rel = 0;
-  std::vector<SweepEntry> entries;    // ranked, best first
-  bool clear_winner = false;          // the best beats the runner-up
+  std::vector<SweepEntry> entries;          // ranked, best first
+  bool clear_winner = false;                // the best beats the runner-up
   std::vector<std::string> tied_with_best;  // labels of configurations the best does not beat
-  std::vector<std::string> axes;      // the table's axes when asked
+  std::vector<std::string> axes;            // the table's axes when asked
   std::vector<std::string> rows, columns;
   std::vector<SweepCell> cells;
   std::vector<std::string> notes;

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/store/store.hpp"
@@ -22,13 +22,16 @@ const std::vector<Command>& commands() {
       {"run", "run a suite: every configuration x repeats, recorded in the database", setup_run, do_run},
       {"runs", "list recent runs: id, suite, when, status, trials ok/failed, tags, commit", setup_runs, do_runs},
       {"show", "per configuration and metric of a run: n, median, 95% CI, CV, first-step time", setup_show, do_show},
-      {"soak", "long-run stability: every trial runs --duration; drift, leaks, stalls, hangs analysed", setup_soak, do_soak},
+      {"soak", "long-run stability: every trial runs --duration; drift, leaks, stalls, hangs analysed", setup_soak,
+       do_soak},
       {"soak-report", "trends and findings of a soak run: drift, memory growth, staircases, stalls, jitter, NaN loss",
        setup_soak_report, do_soak_report},
-      {"compare", "compare two runs per configuration and metric: change, interval, p, verdict", setup_compare, do_compare},
+      {"compare", "compare two runs per configuration and metric: change, interval, p, verdict", setup_compare,
+       do_compare},
       {"gate", "judge a run against its baseline with a gate policy; exit 1 on regression", setup_gate, do_gate},
-      {"bisect", "find the commit that moved a metric: builds commits in worktrees, measures them, searches with the "
-                 "gate's statistics",
+      {"bisect",
+       "find the commit that moved a metric: builds commits in worktrees, measures them, searches with the "
+       "gate's statistics",
        setup_bisect, do_bisect},
       {"checklist", "evaluate a release checklist against stored runs; exit 1 if an item fails", setup_checklist,
        do_checklist},
@@ -43,7 +46,8 @@ const std::vector<Command>& commands() {
        setup_wait, do_wait},
       {"db", "database maintenance: `db copy FROM TO` moves a whole history between SQLite and PostgreSQL", setup_db,
        do_db},
-      {"import", "record results produced outside perfgate (Google Benchmark JSON, metric-protocol JSON lines) as a run",
+      {"import",
+       "record results produced outside perfgate (Google Benchmark JSON, metric-protocol JSON lines) as a run",
        setup_import, do_import},
   };
   return k;
@@ -62,7 +66,8 @@ int run(int argc, char** argv) {
   app.add_option("--db", globals.db_path,
                  "results database: a SQLite file, or PostgreSQL as postgresql://user@host:port/db or a libpq "
                  "'host=... dbname=...' string (default: $PERFGATE_DB, else results/perfgate.db)");
-  app.add_option("--db-timeout", globals.db_timeout, "how long to wait for a database locked by another perfgate, e.g. 10s")
+  app.add_option("--db-timeout", globals.db_timeout,
+                 "how long to wait for a database locked by another perfgate, e.g. 10s")
       ->capture_default_str();
   app.fallthrough();
 
@@ -107,7 +112,9 @@ int run(int argc, char** argv) {
         for (const auto& n : o->get_lnames()) known.push_back("--" + n);
     std::vector<std::string> unknown;
     for (int i = 1; i < argc; ++i)
-      if (argv[i][0] == '-' && std::find(known.begin(), known.end(), std::string(argv[i]).substr(0, std::string(argv[i]).find('='))) == known.end() &&
+      if (argv[i][0] == '-' &&
+          std::find(known.begin(), known.end(), std::string(argv[i]).substr(0, std::string(argv[i]).find('='))) ==
+              known.end() &&
           std::string_view(argv[i]) != "-q" && std::string_view(argv[i]) != "-h")
         unknown.push_back(argv[i]);
     if (unknown.empty()) return app.exit(e) == 0 ? 0 : static_cast<int>(ExitCode::InputError);

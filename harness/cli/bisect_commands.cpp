@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/gate.hpp"
@@ -42,19 +42,23 @@ Status from_gate(State& s, store::Store& st, runner::BisectRequest& req) {
   analysis::sort_by_severity(regressions);
   // The largest bad change first: the one a person would chase.
   std::stable_sort(regressions.begin(), regressions.end(), [](const auto& a, const auto& b) {
-    auto bad = [](const model::Comparison& c) { return c.metric.better == model::Better::Higher ? -c.change_rel : c.change_rel; };
+    auto bad = [](const model::Comparison& c) {
+      return c.metric.better == model::Better::Higher ? -c.change_rel : c.change_rel;
+    };
     return bad(a) > bad(b);
   });
   const auto& worst = regressions.front();
-  if (g.baseline_runs.empty()) return Error::input(fmt::format("--from-gate {}: its gate pooled no baseline run", s.from_gate));
+  if (g.baseline_runs.empty())
+    return Error::input(fmt::format("--from-gate {}: its gate pooled no baseline run", s.from_gate));
   auto cand = st.load_run(*run_id);
   if (!cand) return cand.error();
   auto base = st.load_run(g.baseline_runs.front());
   if (!base) return base.error();
   if (cand->run.git_commit.empty() || base->run.git_commit.empty())
-    return Error::input(fmt::format("--from-gate {}: run {} or its baseline run {} has no git commit recorded; pass "
-                                    "--good and --bad",
-                                    s.from_gate, *run_id, base->run.id));
+    return Error::input(
+        fmt::format("--from-gate {}: run {} or its baseline run {} has no git commit recorded; pass "
+                    "--good and --bad",
+                    s.from_gate, *run_id, base->run.id));
   if (s.bisect_good.empty()) req.good = base->run.git_commit;
   if (s.bisect_bad.empty()) req.bad = cand->run.git_commit;
   if (s.suite_path.empty()) req.suite_path = cand->run.suite_path;
@@ -71,8 +75,8 @@ Status from_gate(State& s, store::Store& st, runner::BisectRequest& req) {
     for (const auto& x : plan["load"].value("sets", nlohmann::json::array()))
       if (s.sets.empty()) req.sets.push_back(x.get<std::string>());
   }
-  std::cerr << fmt::format("bisect: from gate {} of run {}: {} {} {:+.1f} %, good {} (run {}) .. bad {} (run {})\n", g.id,
-                           *run_id, worst.workload, worst.label, 100 * worst.change_rel, req.good.substr(0, 10),
+  std::cerr << fmt::format("bisect: from gate {} of run {}: {} {} {:+.1f} %, good {} (run {}) .. bad {} (run {})\n",
+                           g.id, *run_id, worst.workload, worst.label, 100 * worst.change_rel, req.good.substr(0, 10),
                            base->run.id, req.bad.substr(0, 10), *run_id);
   return Ok{};
 }
@@ -81,16 +85,19 @@ Status from_gate(State& s, store::Store& st, runner::BisectRequest& req) {
 
 void setup_bisect(CLI::App& sub, State& s) {
   sub.add_option("--good", s.bisect_good, "a commit (ref) where the metric was fine");
-  sub.add_option("--bad", s.bisect_bad, "a later commit (ref) where it is not; good must be on its first-parent history");
+  sub.add_option("--bad", s.bisect_bad,
+                 "a later commit (ref) where it is not; good must be on its first-parent history");
   sub.add_option("--build", s.bisect_build,
                  "shell command that builds a commit, run in its worktree; {commit} and {worktree} are replaced "
                  "(also PERFGATE_COMMIT, PERFGATE_WORKTREE)");
   sub.add_option("--suite", s.suite_path, "the suite that measures it; {worktree} in it names the commit's worktree");
-  sub.add_option("--only", s.onlys, "KEY=VALUE: keep configurations with it (repeatable); one configuration must be left");
+  sub.add_option("--only", s.onlys,
+                 "KEY=VALUE: keep configurations with it (repeatable); one configuration must be left");
   sub.add_option("--set", s.sets, "override a suite key, as for run (repeatable)");
   sub.add_option("--profile", s.profiles, "machine profile, as for run (repeatable)");
   sub.add_option("--metric", s.metrics, "the metric to follow (default: the configuration's primary metric)");
-  sub.add_option("--repo", s.bisect_repo, "the git checkout holding the commits (never modified)")->capture_default_str();
+  sub.add_option("--repo", s.bisect_repo, "the git checkout holding the commits (never modified)")
+      ->capture_default_str();
   sub.add_option("--worktrees", s.bisect_worktrees,
                  "where each commit's worktree and build log go (default: <artifacts>/bisect/worktrees)");
   sub.add_option("--artifacts", s.artifacts_dir, "where run logs go (default: next to the database)");
@@ -134,7 +141,8 @@ int do_bisect(State& s) {
   if (!s.metrics.empty()) req.metric = s.metrics.front();
   if (!s.from_gate.empty())
     if (auto f = from_gate(s, **st, req); !f) return fail(f.error());
-  if (req.good.empty() || req.bad.empty()) return fail(Error::input("bisect needs --good and --bad (or --from-gate RUN)"));
+  if (req.good.empty() || req.bad.empty())
+    return fail(Error::input("bisect needs --good and --bad (or --from-gate RUN)"));
   if (req.suite_path.empty()) return fail(Error::input("bisect needs --suite (or --from-gate RUN)"));
   req.worktrees_dir = s.bisect_worktrees;
   req.search.trials_per_run = s.trials_per_run;
@@ -153,8 +161,8 @@ int do_bisect(State& s) {
     progress = [](const analysis::BisectProgress& p, const runner::BisectReport& r) {
       const std::size_t last = r.commits.empty() ? 0 : r.commits.size() - 1;
       std::string best = p.best < r.commits.size() && p.hi > p.lo
-                             ? fmt::format("best guess {} ({:.0f} %), {} commit(s) left", r.commits[p.best].sha.substr(0, 10),
-                                           100 * p.best_posterior, p.commits_left)
+                             ? fmt::format("best guess {} ({:.0f} %), {} commit(s) left",
+                                           r.commits[p.best].sha.substr(0, 10), 100 * p.best_posterior, p.commits_left)
                              : std::string("testing the ends");
       std::cerr << fmt::format("bisect [{}..{} of {}]: {} | builds {} ({} cached), trials {} ({} reused) | {}\n", p.lo,
                                p.hi, last, p.event, r.builds_run, r.builds_cached, r.trials_run, r.trials_reused, best);
@@ -166,9 +174,12 @@ int do_bisect(State& s) {
     if (path->empty()) continue;
     if (auto w = write_file(*path, text); !w) return fail(w.error());
   }
-  if (s.format == "json") std::cout << runner::bisect_report_json(*rep) << "\n";
-  else if (s.format == "markdown") std::cout << report::bisect_markdown(*rep);
-  else std::cout << report::bisect_table(*rep);
+  if (s.format == "json")
+    std::cout << runner::bisect_report_json(*rep) << "\n";
+  else if (s.format == "markdown")
+    std::cout << report::bisect_markdown(*rep);
+  else
+    std::cout << report::bisect_table(*rep);
   // 0: a culprit named (or nothing to find between the ends); 1: only a
   // range; 3: interrupted (everything measured is kept: the same command resumes).
   if (rep->interrupted) return static_cast<int>(ExitCode::HarnessError);

@@ -1,30 +1,30 @@
 #include "harness/cli/commands.hpp"
 
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <tuple>
-#include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "harness/analysis/run_summary.hpp"
 #include "harness/analysis/soak.hpp"
-#include "harness/report/dashboard.hpp"
-#include "harness/report/soak_reporter.hpp"
-#include "harness/report/sweep_reporter.hpp"
 #include "harness/analysis/sweep.hpp"
 #include "harness/exec/process_launcher.hpp"
+#include "harness/report/dashboard.hpp"
 #include "harness/report/run_reporter.hpp"
+#include "harness/report/soak_reporter.hpp"
+#include "harness/report/sweep_reporter.hpp"
 #include "harness/runner/runner.hpp"
 #include "harness/runner/slots.hpp"
 #include "harness/store/copy.hpp"
 #include "harness/store/store.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
-#include "harness/suite/plan.hpp"
 #include "harness/suite/placeholders.hpp"
+#include "harness/suite/plan.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
@@ -79,7 +79,8 @@ void print_plan(const model::Suite& suite, const model::Plan& plan, const runner
       argv.push_back(s ? *s : a);
     }
     std::string shown;
-    if (w.shell) shown = "sh -c " + util::shell_quote(argv.at(0));
+    if (w.shell)
+      shown = "sh -c " + util::shell_quote(argv.at(0));
     else
       for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + util::shell_quote(a);
     std::cout << fmt::format("{:4}  {}  repeat {}\n      {}\n", t.seq + 1, c.label, t.repeat + 1, shown);
@@ -93,7 +94,8 @@ namespace {
 void run_options(CLI::App& sub, State& s) {
   sub.add_option("suite", s.suite_path, "suite YAML file")->required();
   sub.add_option("--set", s.sets, "override: KEY=V1,V2 sets a matrix axis (or repeats/timeout/warmup/...)");
-  sub.add_option("--only", s.onlys, "keep configurations where KEY is one of the values: KEY=V1,V2 (KEY may be 'workload')");
+  sub.add_option("--only", s.onlys,
+                 "keep configurations where KEY is one of the values: KEY=V1,V2 (KEY may be 'workload')");
   sub.add_option("--tag", s.tags, "tag the run (repeatable), e.g. nightly");
   sub.add_option("--commit", s.commit, "commit the run measures (default: git HEAD where the suite lives)");
   sub.add_option("--branch", s.branch, "branch the run measures (default: from git)");
@@ -254,14 +256,14 @@ int report_run_outcome(State& s, store::Store& st_ref, const runner::RunOutcome&
   return 0;
 }
 
-
 void setup_run(CLI::App& sub, State& s) { run_options(sub, s); }
 
 int do_run(State& s) { return launch_suite(s, {}); }
 
 void setup_soak(CLI::App& sub, State& s) {
   run_options(sub, s);
-  sub.add_option("--duration", s.soak_duration, "how long every trial runs, e.g. 24h (default: each workload's timeout)");
+  sub.add_option("--duration", s.soak_duration,
+                 "how long every trial runs, e.g. 24h (default: each workload's timeout)");
   sub.add_option("--window", s.soak_window,
                  "progress and analysis window (default: a thirtieth of the duration, at most 60s, at least 0.5s)");
   sub.add_option("--hang-after", s.soak_hang_after, "a trial with no step record for this long is a hang")
@@ -288,8 +290,10 @@ int do_soak(State& s) {
                              double soak_eta_s) {
       std::string line = report::soak_progress_line(label, duration_s, p.t_s, p.steps, p.primary, p.window_value,
                                                     p.throughput, p.drift_pct_per_h, p.sampled, soak_eta_s);
-      if (tty) std::cerr << "\r\x1b[2K" << line << std::flush;
-      else std::cerr << line << std::endl;
+      if (tty)
+        std::cerr << "\r\x1b[2K" << line << std::flush;
+      else
+        std::cerr << line << std::endl;
     };
   int rc = launch_suite(s, soak);
   if (tty && !s.quiet) std::cerr << "\n";
@@ -320,15 +324,17 @@ int do_soak_report(State& s) {
   so.window_s = window_s > 0 ? window_s : analysis::stored_soak_window_s(**st, *id);
   auto rep = analysis::analyse_soak(**st, *id, so);
   if (!rep) return fail(rep.error());
-  std::cout << (s.format == "json" ? report::soak_json(*rep) : s.format == "markdown" ? report::soak_markdown(*rep)
-                                                                                         : report::soak_table(*rep));
+  std::cout << (s.format == "json"       ? report::soak_json(*rep)
+                : s.format == "markdown" ? report::soak_markdown(*rep)
+                                         : report::soak_table(*rep));
   return 0;
 }
 
 void setup_sweep(CLI::App& sub, State& s) {
   sub.add_option("run", s.run_selector, "run id, latest, or latest:TAG")->required();
   sub.add_option("--metric", s.metrics, "rank by this metric (default: the run's primary metric)");
-  sub.add_option("--axes", s.sweep_axes, "two parameters for a table of rows x columns, e.g. bucket_mb,dataloader.num_workers");
+  sub.add_option("--axes", s.sweep_axes,
+                 "two parameters for a table of rows x columns, e.g. bucket_mb,dataloader.num_workers");
   sub.add_option("--format", s.format, "table | markdown | json | csv")->capture_default_str();
 }
 
@@ -349,10 +355,10 @@ int do_sweep(State& s) {
   auto summary = analysis::summarise_run(*data);
   auto r = analysis::rank_sweep(summary, so);
   if (!r) return fail(r.error());
-  std::cout << (s.format == "json"  ? report::sweep_json(*r)
-                : s.format == "csv" ? report::sweep_csv(*r)
+  std::cout << (s.format == "json"                           ? report::sweep_json(*r)
+                : s.format == "csv"                          ? report::sweep_csv(*r)
                 : s.format == "markdown" || s.format == "md" ? report::sweep_markdown(*r)
-                                                              : report::sweep_table(*r));
+                                                             : report::sweep_table(*r));
   return 0;
 }
 
@@ -413,7 +419,8 @@ int do_show(State& s) {
 
 void setup_import(CLI::App& sub, State& s) {
   sub.add_option("files", s.import_files, "result files; each becomes one trial")->required();
-  sub.add_option("--format", s.import_format, "gbench (Google Benchmark JSON) | jsonl (the metric protocol)")->required();
+  sub.add_option("--format", s.import_format, "gbench (Google Benchmark JSON) | jsonl (the metric protocol)")
+      ->required();
   sub.add_option("--suite", s.import_suite, "suite name the run is filed under (baselines and history select by it)")
       ->required();
   sub.add_option("--workload", s.import_workload, "workload name (default: the format)");
@@ -426,8 +433,9 @@ void setup_import(CLI::App& sub, State& s) {
 
 void setup_db(CLI::App& sub, State& s) {
   sub.require_subcommand(1);
-  s.db_copy = sub.add_subcommand("copy", "copy every run (trials, samples, verdicts) of FROM into TO; refuses a TO that "
-                                         "already holds any of them");
+  s.db_copy = sub.add_subcommand("copy",
+                                 "copy every run (trials, samples, verdicts) of FROM into TO; refuses a TO that "
+                                 "already holds any of them");
   s.db_copy->add_option("from", s.copy_from, "source database: a SQLite file or a postgresql:// URL")->required();
   s.db_copy->add_option("to", s.copy_to, "target database, created or upgraded if needed")->required();
 }
@@ -444,9 +452,8 @@ int do_db(State& s) {
   if (!from) return fail(from.error());
   auto to = store::open_store(s.copy_to, {*t});
   if (!to) return fail(to.error());
-  auto counts = store::copy_history(**from, **to, [&](long long a, long long b) {
-    std::cerr << fmt::format("run {} -> {}\n", a, b);
-  });
+  auto counts = store::copy_history(
+      **from, **to, [&](long long a, long long b) { std::cerr << fmt::format("run {} -> {}\n", a, b); });
   if (!counts) return fail(counts.error());
   std::cout << fmt::format("copied {} run(s), {} trial(s), {} sample(s), {} gate(s) from {} to {}\n", counts->runs,
                            counts->trials, counts->samples, counts->gates, from_name, to_name);
@@ -486,14 +493,16 @@ int do_import(State& s) {
     return static_cast<int>(ExitCode::InputError);
   }
   if (outcome->trials_failed > 0)
-    std::cerr << fmt::format("perfgate: warning: {} of {} files could not be read (see above)\n", outcome->trials_failed,
-                             outcome->trials_total);
+    std::cerr << fmt::format("perfgate: warning: {} of {} files could not be read (see above)\n",
+                             outcome->trials_failed, outcome->trials_total);
   return 0;
 }
 
 void setup_dashboard(CLI::App& sub, State& s) {
   sub.add_option("--out", s.dashboard_out, "output directory; open its index.html")->capture_default_str();
-  sub.add_option("--runs", s.dashboard_runs, "newest runs to include")->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  sub.add_option("--runs", s.dashboard_runs, "newest runs to include")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
   sub.add_flag("-q,--quiet", s.quiet, "no progress lines");
 }
 
@@ -510,8 +519,9 @@ int do_dashboard(State& s) {
   auto stats = report::write_dashboard(**st, opt);
   if (!stats) return fail(stats.error());
   std::cout << fmt::format("wrote {}: {} run(s), {} suite(s), {} soak(s), {} in {:.1f} s\n",
-                           (fs::path(s.dashboard_out) / "index.html").string(), stats->runs, stats->suites, stats->soaks,
-                           util::format_bytes(static_cast<std::uint64_t>(stats->bytes)), clock.now_s() - t0);
+                           (fs::path(s.dashboard_out) / "index.html").string(), stats->runs, stats->suites,
+                           stats->soaks, util::format_bytes(static_cast<std::uint64_t>(stats->bytes)),
+                           clock.now_s() - t0);
   return 0;
 }
 

@@ -55,7 +55,7 @@ struct State {
   // db copy FROM TO
   std::string copy_from, copy_to;
   CLI::App* db_copy = nullptr;
-  std::string sweep_axes;    // sweep --axes A,B
+  std::string sweep_axes;  // sweep --axes A,B
   bool strict = false;
   bool force = false;
   bool no_store = false;

@@ -2,13 +2,13 @@
 // suite over a fleet through Slurm, the database as the queue
 // (runner/fleet.hpp, docs/cluster.md).
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "harness/cli/commands.hpp"
 #include "harness/exec/capture.hpp"
@@ -33,11 +33,11 @@ Expected<double> duration_option(const std::string& text, const char* name) {
   return *d;
 }
 
-
 }  // namespace
 
 void fleet_options(CLI::App& sub, State& s) {
-  sub.add_option("--executor", s.executor, "local (this node's slots) or slurm (a job array of workers; see docs/cluster.md)")
+  sub.add_option("--executor", s.executor,
+                 "local (this node's slots) or slurm (a job array of workers; see docs/cluster.md)")
       ->check(CLI::IsMember({"local", "slurm"}))
       ->capture_default_str();
   sub.add_option("--nodes", s.nodes, "slurm: workers in the job array, one per node")->check(CLI::PositiveNumber);
@@ -48,8 +48,9 @@ void fleet_options(CLI::App& sub, State& s) {
   sub.add_option("--retries", s.retries, "slurm: runs of a trial again after its worker was lost")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub.add_option("--lease", s.lease, "slurm: a worker's hold on a trial, renewed while it runs; a lost worker's "
-                                     "trial is queued again after it")
+  sub.add_option("--lease", s.lease,
+                 "slurm: a worker's hold on a trial, renewed while it runs; a lost worker's "
+                 "trial is queued again after it")
       ->capture_default_str();
   sub.add_option("--start-timeout", s.start_timeout, "slurm: give up when no worker started in this time")
       ->capture_default_str();
@@ -134,7 +135,7 @@ int do_worker(State& s) {
     return it == env.end() ? std::string() : it->second;
   };
   std::string task = get("SLURM_ARRAY_JOB_ID").empty() ? get("SLURM_JOB_ID")
-                                                        : get("SLURM_ARRAY_JOB_ID") + "_" + get("SLURM_ARRAY_TASK_ID");
+                                                       : get("SLURM_ARRAY_JOB_ID") + "_" + get("SLURM_ARRAY_TASK_ID");
   wo.name = fmt::format("{}:{}{}", runner::hostname(), task.empty() ? "" : task + ":", ::getpid());
   wo.lease_s = *lease_s;
   wo.run.progress = &std::cerr;
@@ -163,7 +164,8 @@ int do_wait(State& s) {
   if (!id) return fail(id.error());
   auto jobs = (*st)->fleet_jobs(*id);
   if (!jobs) return fail(jobs.error());
-  if (jobs->empty()) return fail(Error::input(fmt::format("run {} was not submitted to Slurm: nothing to wait for", *id)));
+  if (jobs->empty())
+    return fail(Error::input(fmt::format("run {} was not submitted to Slurm: nothing to wait for", *id)));
   auto data = (*st)->load_run(*id);
   if (!data) return fail(data.error());
   util::install_interrupt_handlers();

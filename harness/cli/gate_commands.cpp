@@ -1,37 +1,37 @@
 // compare, gate and history: the commands that draw conclusions from runs.
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
+#include <set>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/baseline.hpp"
+#include "harness/analysis/checklist.hpp"
 #include "harness/analysis/gate.hpp"
 #include "harness/analysis/gate_source.hpp"
 #include "harness/analysis/history.hpp"
+#include "harness/analysis/node_class.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/exec/process_launcher.hpp"
-#include "harness/analysis/checklist.hpp"
 #include "harness/report/checklist_reporter.hpp"
 #include "harness/report/gate_reporter.hpp"
-#include "harness/suite/checklist_loader.hpp"
-#include "harness/util/units.hpp"
 #include "harness/report/history_reporter.hpp"
-#include "harness/analysis/node_class.hpp"
 #include "harness/runner/fingerprint.hpp"
+#include "harness/suite/checklist_loader.hpp"
 #include "harness/suite/policy_loader.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
+#include "harness/util/units.hpp"
 
 namespace perfgate::cli {
 
@@ -50,7 +50,6 @@ Expected<model::GatePolicy> policy_of(const State& s) {
   return suite::load_gate_policy(s.policy_path);
 }
 
-
 struct Judged {
   report::GateReport report;
   int exit_code = 0;
@@ -68,10 +67,14 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   auto policy = policy_of(s);
   if (!policy) return policy.error();
   if (!s.underpowered.empty()) {
-    if (s.underpowered == "adaptive") policy->underpowered = model::Underpowered::Adaptive;
-    else if (s.underpowered == "fail") policy->underpowered = model::Underpowered::Fail;
-    else if (s.underpowered == "warn") policy->underpowered = model::Underpowered::Warn;
-    else return Error::input(fmt::format("--underpowered '{}': use adaptive, fail or warn", s.underpowered));
+    if (s.underpowered == "adaptive")
+      policy->underpowered = model::Underpowered::Adaptive;
+    else if (s.underpowered == "fail")
+      policy->underpowered = model::Underpowered::Fail;
+    else if (s.underpowered == "warn")
+      policy->underpowered = model::Underpowered::Warn;
+    else
+      return Error::input(fmt::format("--underpowered '{}': use adaptive, fail or warn", s.underpowered));
   }
   auto cand_id = st.resolve_run(cand_sel);
   if (!cand_id) return cand_id.error();
@@ -93,24 +96,26 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   r.warnings = base->warnings;
   r.left_out_runs = base->left_out;
   if (cand->run.status != model::RunStatus::Completed)
-    r.warnings.push_back(fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
+    r.warnings.push_back(
+        fmt::format("candidate run {} is {}, not completed", cand->run.id, model::to_string(cand->run.status)));
   // Each configuration is compared within one node class (a fleet may mix node kinds).
   auto classes = analysis::node_class_view(st, *cand, s.force);
   if (!classes) return classes.error();
   if (classes->split) {
     std::vector<std::string> names;
     for (const auto& [hash, name] : classes->names) names.push_back(name);
-    r.warnings.push_back(fmt::format("candidate run {} ran on {} node classes ({}): each is compared with the "
-                                     "baseline's trials on the same class",
-                                     cand->run.id, names.size(), util::join(names, ", ")));
+    r.warnings.push_back(
+        fmt::format("candidate run {} ran on {} node classes ({}): each is compared with the "
+                    "baseline's trials on the same class",
+                    cand->run.id, names.size(), util::join(names, ", ")));
   }
   std::vector<analysis::RunSummary> base_summaries, history_summaries;
   std::vector<double> base_probe;
   for (const auto& b : base->runs) {
     r.baseline_runs.push_back(b.run);
     if (int n = classes->trials_elsewhere(b); n > 0)
-      r.warnings.push_back(fmt::format("baseline run {}: {} trial(s) on node classes the candidate did not run on left out",
-                                       b.run.id, n));
+      r.warnings.push_back(fmt::format(
+          "baseline run {}: {} trial(s) on node classes the candidate did not run on left out", b.run.id, n));
     for (auto& part : classes->summarise(b)) base_summaries.push_back(std::move(part));
     if (double p = analysis::host_probe_median(analysis::summarise_run(b)); std::isfinite(p)) base_probe.push_back(p);
   }
@@ -126,7 +131,8 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   // More candidate trials: asked for (--adaptive), or what the policy does
   // for comparisons that cannot reach its level, where the suite can rerun.
   const bool rerunnable = can_rerun(cand->run);
-  const bool may_add = s.adaptive || (policy->underpowered == model::Underpowered::Adaptive && rerunnable && !s.no_rerun);
+  const bool may_add =
+      s.adaptive || (policy->underpowered == model::Underpowered::Adaptive && rerunnable && !s.no_rerun);
   std::unique_ptr<exec::ProcessLauncher> launcher;
   runner::RunOptions ro;
   if (may_add) {
@@ -138,8 +144,8 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     const bool sqlite = store::backend_of(s.globals.db_path).value_or(store::Backend::Sqlite) == store::Backend::Sqlite;
     ro.db_spec = sqlite ? std::filesystem::absolute(s.globals.db_path).lexically_normal().string() : s.globals.db_path;
   }
-  analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(), ro,
-                                    std::move(history_summaries), *classes);
+  analysis::StoreTrialSource source(st, cand->run.id, std::move(base_summaries), r.policy, s.metrics, launcher.get(),
+                                    ro, std::move(history_summaries), *classes);
   auto items = source.items();
   if (!items) return items.error();
   auto first = analysis::evaluate_gate(*items, r.policy);
@@ -151,9 +157,10 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
       !s.adaptive && may_add && underpowered_first > 0 && decided.regression == 0 && decided.failed == 0;
   if (s.adaptive || rerun_for_resolution) {
     if (rerun_for_resolution)
-      std::cerr << fmt::format("{} comparison(s) cannot reach the policy's level at their trial counts; running more "
-                               "candidate trials (underpowered: adaptive)\n",
-                               underpowered_first);
+      std::cerr << fmt::format(
+          "{} comparison(s) cannot reach the policy's level at their trial counts; running more "
+          "candidate trials (underpowered: adaptive)\n",
+          underpowered_first);
     analysis::AdaptiveOptions ao;
     ao.max_trials = s.max_trials;
     auto g = analysis::adaptive_gate(source, r.policy, ao);
@@ -174,11 +181,11 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   if (r.comparisons.empty()) {
     std::set<std::string> names;
     for (const auto& m : cand->metrics) names.insert(m.name);
-    return Error::input(fmt::format("{} of run {} has nothing to compare: {} of its metrics ({}); pass --metric or a --policy "
-                                    "that names them",
-                                    command, cand->run.id,
-                                    s.metrics.empty() ? "the policy gates none" : "--metric matches none",
-                                    util::join(std::vector<std::string>(names.begin(), names.end()), ", ")));
+    return Error::input(
+        fmt::format("{} of run {} has nothing to compare: {} of its metrics ({}); pass --metric or a --policy "
+                    "that names them",
+                    command, cand->run.id, s.metrics.empty() ? "the policy gates none" : "--metric matches none",
+                    util::join(std::vector<std::string>(names.begin(), names.end()), ", ")));
   }
   analysis::sort_by_severity(r.comparisons);
   r.counts = analysis::count_verdicts(r.comparisons);
@@ -200,15 +207,16 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     int most = 0;
     for (const auto& c : r.comparisons)
       if (c.underpowered) most = std::max(most, c.trials_for_resolution);
-    std::string why = policy->underpowered == model::Underpowered::Adaptive && !rerunnable
-                          ? fmt::format(" (its suite {} cannot be rerun)", cand->run.suite_path.empty() ? "-" : cand->run.suite_path)
-                          : "";
+    std::string why =
+        policy->underpowered == model::Underpowered::Adaptive && !rerunnable
+            ? fmt::format(" (its suite {} cannot be rerun)", cand->run.suite_path.empty() ? "-" : cand->run.suite_path)
+            : "";
     r.warnings.push_back(fmt::format(
         "{} comparison(s) could not have flagged a lone regression: the smallest p their test can give at these trial "
         "counts is above the {:.2g} the gate's {} tests need{}; {}",
         r.underpowered, r.alpha_lone, r.family, why,
-        most > 0 ? fmt::format("up to {} candidate trials per configuration would (gate --adaptive --max-trials {})", most,
-                               std::max(most, s.max_trials))
+        most > 0 ? fmt::format("up to {} candidate trials per configuration would (gate --adaptive --max-trials {})",
+                               most, std::max(most, s.max_trials))
                  : "no number of candidate trials would: pool more baseline runs"));
   }
   r.outcome = report::gate_outcome(r.counts, r.underpowered, action);
@@ -218,16 +226,21 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
                                      [](const model::TrialRecord& t) { return t.status == model::TrialStatus::Ok; });
   if (r.counts.failed > 0 && r.counts.failed == r.counts.total() && none_ran)
     j.exit_code = static_cast<int>(ExitCode::HarnessError);
-  else if (r.outcome == "regression" || r.outcome == "underpowered") j.exit_code = static_cast<int>(ExitCode::Regression);
-  else if (r.outcome == "inconclusive" && s.strict) j.exit_code = static_cast<int>(ExitCode::Inconclusive);
+  else if (r.outcome == "regression" || r.outcome == "underpowered")
+    j.exit_code = static_cast<int>(ExitCode::Regression);
+  else if (r.outcome == "inconclusive" && s.strict)
+    j.exit_code = static_cast<int>(ExitCode::Inconclusive);
   return j;
 }
 
 // The format was checked up front (check_format).
 void print_report(const report::GateReport& r, const std::string& format) {
-  if (format == "markdown" || format == "md") std::cout << report::gate_markdown(r);
-  else if (format == "json") std::cout << report::gate_json(r);
-  else std::cout << report::gate_table(r, use_colour());
+  if (format == "markdown" || format == "md")
+    std::cout << report::gate_markdown(r);
+  else if (format == "json")
+    std::cout << report::gate_json(r);
+  else
+    std::cout << report::gate_table(r, use_colour());
 }
 
 void common_options(CLI::App& sub, State& s) {
@@ -238,7 +251,8 @@ void common_options(CLI::App& sub, State& s) {
   sub.add_flag("--strict", s.strict, "exit 4 when nothing regressed but something is inconclusive or missing");
   sub.add_option("--bootstrap", s.bootstrap, "also a bootstrap interval of the median ratio, with this many resamples")
       ->check(CLI::Range(100, 1'000'000));
-  sub.add_option("--bootstrap-seed", s.bootstrap_seed, "seed of the bootstrap (recorded in the JSON)")->capture_default_str();
+  sub.add_option("--bootstrap-seed", s.bootstrap_seed, "seed of the bootstrap (recorded in the JSON)")
+      ->capture_default_str();
   sub.add_option("--dashboard-url", s.dashboard_url, "Markdown links to this dashboard's run and trend views");
 }
 
@@ -282,14 +296,16 @@ int do_compare(State& s) {
 void setup_gate(CLI::App& sub, State& s) {
   s.run_selector = "latest";
   sub.add_option("--run", s.run_selector, "candidate run: id, latest, or latest:TAG")->capture_default_str();
-  sub.add_option("--baseline", s.base_selector, "baseline: run id, latest:TAG, or tag:T,last:N / commit:SHA")->required();
+  sub.add_option("--baseline", s.base_selector, "baseline: run id, latest:TAG, or tag:T,last:N / commit:SHA")
+      ->required();
   common_options(sub, s);
   sub.add_option("--markdown", s.markdown_path, "also write the Markdown report here (CI summary)");
   sub.add_option("--junit", s.junit_path, "also write JUnit XML here");
   sub.add_option("--json", s.json_path, "also write the JSON report here");
   sub.add_flag("--adaptive", s.adaptive, "run more candidate trials for inconclusive or suspicious comparisons first");
-  sub.add_option("--underpowered", s.underpowered,
-                 "what to do when a comparison cannot reach the policy's level: adaptive | fail | warn (default: the policy's)");
+  sub.add_option(
+      "--underpowered", s.underpowered,
+      "what to do when a comparison cannot reach the policy's level: adaptive | fail | warn (default: the policy's)");
   sub.add_flag("--no-rerun", s.no_rerun, "never launch trials (an underpowered gate then fails or warns)");
   sub.add_option("--max-trials", s.max_trials, "adaptive: most candidate trials per configuration")
       ->check(CLI::Range(2, 1000))
@@ -355,7 +371,8 @@ Expected<std::vector<store::RunRecord>> bisect_runs_in_commit_order(store::Store
                                                                     long long bisect_id) {
   auto bisects = st.load_bisects(suite);
   if (!bisects) return bisects.error();
-  auto b = std::find_if(bisects->begin(), bisects->end(), [&](const store::BisectRecord& x) { return x.id == bisect_id; });
+  auto b =
+      std::find_if(bisects->begin(), bisects->end(), [&](const store::BisectRecord& x) { return x.id == bisect_id; });
   if (b == bisects->end())
     return Error::input(fmt::format("--bisect {}: no bisect of suite '{}' has that id", bisect_id, suite));
   auto rep = nlohmann::json::parse(b->report_json, nullptr, false);
@@ -384,8 +401,8 @@ int do_history(State& s) {
   store::RunQuery q;
   q.suite = s.suite_filter;
   q.limit = s.limit;
-  auto runs = s.history_bisect > 0 ? bisect_runs_in_commit_order(**st, s.suite_filter, s.history_bisect)
-                                   : (*st)->find_runs(q);
+  auto runs =
+      s.history_bisect > 0 ? bisect_runs_in_commit_order(**st, s.suite_filter, s.history_bisect) : (*st)->find_runs(q);
   if (!runs) return fail(runs.error());
   if (runs->empty())
     return fail(Error::input(fmt::format("no completed runs of suite '{}' in {}; `perfgate runs` lists the suites",
@@ -405,8 +422,8 @@ int do_history(State& s) {
     summaries.push_back(analysis::summarise_run(*data));
   }
   if (other > 0)
-    hr.warnings.push_back(fmt::format("left out {} run(s) of other machines than run {}'s (--all-machines includes them)",
-                                      other, newest.id));
+    hr.warnings.push_back(fmt::format(
+        "left out {} run(s) of other machines than run {}'s (--all-machines includes them)", other, newest.id));
   analysis::HistoryOptions ho;
   ho.metrics = s.metrics;
   ho.config_filters = s.config_filters;
@@ -426,7 +443,8 @@ int do_history(State& s) {
 void setup_checklist(CLI::App& sub, State& s) {
   s.run_selector = "latest";
   sub.add_option("checklist", s.checklist_path, "checklist YAML, e.g. configs/release-checklist.yaml")->required();
-  sub.add_option("--run", s.run_selector, "the run items are judged on (an item's own `run:` wins)")->capture_default_str();
+  sub.add_option("--run", s.run_selector, "the run items are judged on (an item's own `run:` wins)")
+      ->capture_default_str();
   sub.add_option("--baseline", s.base_selector, "baseline of no_regression items that name none");
   sub.add_option("--window", s.soak_window, "soak analysis window (default: the one each soak ran with)");
   sub.add_option("--markdown", s.markdown_path, "also write the Markdown report here");
@@ -464,9 +482,9 @@ int do_checklist(State& s) {
     if (path->empty()) continue;
     if (auto wr = write_file(*path, render(*res, s.strict)); !wr) return fail(wr.error());
   }
-  std::cout << (s.format == "json"       ? report::checklist_json(*res, s.strict)
+  std::cout << (s.format == "json"                           ? report::checklist_json(*res, s.strict)
                 : s.format == "markdown" || s.format == "md" ? report::checklist_markdown(*res, s.strict)
-                                         : report::checklist_table(*res, s.strict));
+                                                             : report::checklist_table(*res, s.strict));
   return analysis::checklist_failed(*res, s.strict) ? static_cast<int>(ExitCode::Regression) : 0;
 }
 

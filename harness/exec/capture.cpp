@@ -1,14 +1,14 @@
 #include "harness/exec/capture.hpp"
 
-#include <chrono>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -99,7 +99,8 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
   int open_fds = 2;
   bool timed_out = false;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;

@@ -17,10 +17,10 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
 // so a submitter can still cancel its job after the user pressed it; after
 // timeout_s the command is killed.
 struct ToolResult {
-  bool ran = false;      // started and exited (not killed, not missing)
+  bool ran = false;  // started and exited (not killed, not missing)
   int exit_code = -1;
   std::string out, err;
-  std::string error;     // why it did not run: "not found", "timed out after 30 s"
+  std::string error;  // why it did not run: "not found", "timed out after 30 s"
   bool ok() const { return ran && exit_code == 0; }
 };
 ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s = 30);

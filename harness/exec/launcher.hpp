@@ -11,16 +11,16 @@
 namespace perfgate::exec {
 
 struct LaunchSpec {
-  std::vector<std::string> argv;            // argv[0] is looked up on PATH when it has no '/'
-  bool shell = false;                       // argv[0] is a command line for /bin/sh -c
-  std::map<std::string, std::string> env;   // the complete environment of the process
+  std::vector<std::string> argv;           // argv[0] is looked up on PATH when it has no '/'
+  bool shell = false;                      // argv[0] is a command line for /bin/sh -c
+  std::map<std::string, std::string> env;  // the complete environment of the process
   std::string cwd;
-  std::string stdout_path;                  // log files; written up to log_limit_bytes each
+  std::string stdout_path;  // log files; written up to log_limit_bytes each
   std::string stderr_path;
   std::uint64_t log_limit_bytes = 16ull << 20;
-  double timeout_s = 1200;                  // wall clock, from the start
-  double kill_grace_s = 5;                  // between SIGTERM and SIGKILL
-  double tick_interval_s = 0.1;             // how often on_tick runs while the process lives
+  double timeout_s = 1200;       // wall clock, from the start
+  double kill_grace_s = 5;       // between SIGTERM and SIGKILL
+  double tick_interval_s = 0.1;  // how often on_tick runs while the process lives
   // Peak RSS / CPU of the tree and the leftover scan read /proc, costing
   // about 10 us per process on the host; helpers run every second by
   // samplers (npu-smi) skip it and just kill their group at the end.
@@ -37,7 +37,9 @@ class TrialObserver {
   // One complete stdout line (at most 1 MiB; longer lines are cut and flagged).
   virtual void on_stdout_line(std::string_view line, bool oversized, double t_s) = 0;
   // The same for stderr; most observers only read stdout.
-  virtual void on_stderr_line(std::string_view line, bool oversized, double t_s) { (void)line, (void)oversized, (void)t_s; }
+  virtual void on_stderr_line(std::string_view line, bool oversized, double t_s) {
+    (void)line, (void)oversized, (void)t_s;
+  }
   // Once, right after the process started: samplers watch this pid's tree.
   virtual void on_start(int pid) { (void)pid; }
   // Periodically while the process runs and once after it ends (final = true).
@@ -53,9 +55,9 @@ std::string_view to_string(Outcome o);
 
 struct LaunchResult {
   Outcome outcome = Outcome::FailedToStart;
-  int exit_code = -1;      // when Exited
-  int signal = 0;          // when Signaled (or the signal that ended a timed-out / interrupted one)
-  std::string error;       // why it failed to start, or a note on how it was ended
+  int exit_code = -1;  // when Exited
+  int signal = 0;      // when Signaled (or the signal that ended a timed-out / interrupted one)
+  std::string error;   // why it failed to start, or a note on how it was ended
   double wall_s = 0;
   double cpu_s = 0;        // user + system of the process tree
   double peak_rss_mb = 0;  // largest sum of RSS over the process tree that was observed

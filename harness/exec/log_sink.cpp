@@ -42,7 +42,8 @@ void LogSink::write(std::string_view data) {
 }
 
 std::string LogSink::last_lines(std::size_t max_lines) const {
-  std::string lin = m_tail_full ? m_tail.substr(m_tail_pos) + m_tail.substr(0, m_tail_pos) : m_tail.substr(0, m_tail_pos);
+  std::string lin =
+      m_tail_full ? m_tail.substr(m_tail_pos) + m_tail.substr(0, m_tail_pos) : m_tail.substr(0, m_tail_pos);
   while (!lin.empty() && lin.back() == '\n') lin.pop_back();
   std::size_t pos = lin.size();
   for (std::size_t n = 0; n < max_lines && pos != std::string::npos && pos > 0; ++n) pos = lin.rfind('\n', pos - 1);
@@ -53,11 +54,13 @@ void LogSink::close() {
   if (!m_file) return;
   if (truncated()) {
     std::uint64_t kept_tail = std::min<std::uint64_t>(m_total - m_limit, m_tail_full ? m_tail_cap : m_tail_pos);
-    std::string note = fmt::format("\n[perfgate: output truncated at {}; {} dropped of {} in all; the last {} follow]\n",
-                                   util::format_bytes(m_limit), util::format_bytes(m_total - m_limit - kept_tail),
-                                   util::format_bytes(m_total), util::format_bytes(kept_tail));
+    std::string note =
+        fmt::format("\n[perfgate: output truncated at {}; {} dropped of {} in all; the last {} follow]\n",
+                    util::format_bytes(m_limit), util::format_bytes(m_total - m_limit - kept_tail),
+                    util::format_bytes(m_total), util::format_bytes(kept_tail));
     std::fwrite(note.data(), 1, note.size(), m_file);
-    std::string lin = m_tail_full ? m_tail.substr(m_tail_pos) + m_tail.substr(0, m_tail_pos) : m_tail.substr(0, m_tail_pos);
+    std::string lin =
+        m_tail_full ? m_tail.substr(m_tail_pos) + m_tail.substr(0, m_tail_pos) : m_tail.substr(0, m_tail_pos);
     lin = lin.substr(lin.size() - static_cast<std::size_t>(kept_tail));
     std::fwrite(lin.data(), 1, lin.size(), m_file);
   }

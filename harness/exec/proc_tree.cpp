@@ -1,12 +1,12 @@
 #include "harness/exec/proc_tree.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace perfgate::exec {
 

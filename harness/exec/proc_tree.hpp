@@ -3,9 +3,9 @@
 // reader of perfgate, used by the launcher (a trial's process group) and the
 // proc sampler (a trial's process tree).
 
+#include <sys/types.h>
 #include <functional>
 #include <optional>
-#include <sys/types.h>
 
 namespace perfgate::exec {
 
@@ -31,8 +31,8 @@ bool scan_proc(const std::function<void(int proc_fd, int pid)>& visit);
 
 struct GroupUsage {
   int processes = 0;
-  double rss_mb = 0;   // sum of resident set sizes
-  double cpu_s = 0;    // sum of user + system time of the live members
+  double rss_mb = 0;  // sum of resident set sizes
+  double cpu_s = 0;   // sum of user + system time of the live members
 };
 
 // Scans /proc for members of process group `pgid`.

@@ -1,23 +1,23 @@
 #include "harness/exec/process_launcher.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <thread>
-#include <fcntl.h>
-#include <sched.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <fmt/format.h>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
-#include <fmt/format.h>
 
 #include "harness/exec/log_sink.hpp"
 #include "harness/exec/proc_tree.hpp"
@@ -32,21 +32,25 @@ namespace perfgate::exec {
 
 std::string_view to_string(Outcome o) {
   switch (o) {
-    case Outcome::Exited: return "exited";
-    case Outcome::Signaled: return "signaled";
-    case Outcome::TimedOut: return "timed_out";
-    case Outcome::Interrupted: return "interrupted";
-    case Outcome::FailedToStart: return "failed_to_start";
-    case Outcome::Stopped: return "stopped";
+    case Outcome::Exited:
+      return "exited";
+    case Outcome::Signaled:
+      return "signaled";
+    case Outcome::TimedOut:
+      return "timed_out";
+    case Outcome::Interrupted:
+      return "interrupted";
+    case Outcome::FailedToStart:
+      return "failed_to_start";
+    case Outcome::Stopped:
+      return "stopped";
   }
   return "?";
 }
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double tv_s(const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6; }
 
@@ -70,7 +74,9 @@ struct Stream {
 class Session {
  public:
   Session(const LaunchSpec& spec, TrialObserver& obs, LaunchResult& res)
-      : m_spec(spec), m_obs(obs), m_res(res),
+      : m_spec(spec),
+        m_obs(obs),
+        m_res(res),
         m_out(spec.stdout_path, spec.log_limit_bytes),
         m_err(spec.stderr_path, spec.log_limit_bytes) {}
 
@@ -168,8 +174,7 @@ bool Session::start() {
   for (int c : m_spec.cpus)
     if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &cpus);
   const bool pin = !m_spec.cpus.empty();
-  bp::child child(exe, bp::args(args), env, bp::std_in < bp::null,
-                  bp::std_out > out_pipe, bp::std_err > err_pipe, group,
+  bp::child child(exe, bp::args(args), env, bp::std_in<bp::null, bp::std_out> out_pipe, bp::std_err > err_pipe, group,
                   // The harness ignores SIGPIPE; an ignored signal survives exec, so restore it.
                   bp::extend::on_exec_setup([harness_pid, &cwd, &cpus, pin](auto& exec) {
                     // Boost's start_dir ignores a failed chdir; report it as a failed start instead.
@@ -221,16 +226,19 @@ bool Session::drain(Stream& s) {
       if (s.is_stdout)
         m_lines.feed(chunk, [&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, t); });
       else
-        m_err_lines.feed(chunk, [&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, t); });
+        m_err_lines.feed(chunk,
+                         [&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, t); });
       continue;
     }
     if (n == 0) {
       ::close(s.fd);
       s.fd = -1;
       if (s.is_stdout)
-        m_lines.finish([&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, now_s() - m_t0); });
+        m_lines.finish(
+            [&](std::string_view line, bool oversized) { m_obs.on_stdout_line(line, oversized, now_s() - m_t0); });
       else
-        m_err_lines.finish([&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, now_s() - m_t0); });
+        m_err_lines.finish(
+            [&](std::string_view line, bool oversized) { m_obs.on_stderr_line(line, oversized, now_s() - m_t0); });
       return false;
     }
     if (errno == EINTR) continue;
@@ -326,9 +334,12 @@ void Session::run() {
     if (wake_fd >= 0) fds[nfds++] = {wake_fd, POLLIN, 0};
     ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
     for (auto& s : m_streams) drain(s);
-    if (reap(false)) end = End::Exit;
-    else if (util::interrupt_count() > 0) end = End::Interrupt;
-    else if (now_s() >= deadline) end = End::Timeout;
+    if (reap(false))
+      end = End::Exit;
+    else if (util::interrupt_count() > 0)
+      end = End::Interrupt;
+    else if (now_s() >= deadline)
+      end = End::Timeout;
     tick(false);
     if (end == End::None) {
       if (std::string why = m_obs.stop_request(); !why.empty()) {
@@ -339,8 +350,9 @@ void Session::run() {
   }
 
   if (end == End::Timeout || end == End::Interrupt) {
-    m_res.error = end == End::Timeout ? fmt::format("timed out after {:.1f} s; process group terminated", m_spec.timeout_s)
-                                      : "interrupted; process group terminated";
+    m_res.error = end == End::Timeout
+                      ? fmt::format("timed out after {:.1f} s; process group terminated", m_spec.timeout_s)
+                      : "interrupted; process group terminated";
     stop_group(util::interrupt_count() > 1 ? 0.0 : m_spec.kill_grace_s);
   }
   if (end == End::Stopped) stop_group(m_spec.kill_grace_s);

@@ -38,8 +38,8 @@ constexpr std::size_t k_max_name_chars = 128;  // valid_metric_name()'s limit
 // Room left for the benchmark part of a name: ".items_per_second" and ".bytes_per_second" (17) are the longest
 // fixed suffixes, so every fixed metric of a benchmark shares the same (possibly cut) prefix.
 constexpr std::size_t k_max_prefix_chars = k_max_name_chars - 17;
-constexpr std::size_t k_hash_chars = 9;  // "_" and 8 hex digits
-constexpr std::size_t k_max_listed = 10;  // benchmarks named in the aggregates note
+constexpr std::size_t k_hash_chars = 9;         // "_" and 8 hex digits
+constexpr std::size_t k_max_listed = 10;        // benchmarks named in the aggregates note
 constexpr std::size_t k_max_error_chars = 240;  // of nlohmann's message in a parse error's reason
 
 // Google Benchmark writes non-finite doubles as the bare tokens NaN and Infinity (the cv aggregate of a counter
@@ -66,17 +66,22 @@ class NonFiniteRewriter final : public std::streambuf {
     m_held = 0;
     while (!m_eof && n < m_buf.size()) {
       auto got = m_src.sgetn(m_buf.data() + n, static_cast<std::streamsize>(m_buf.size() - n));
-      if (got <= 0) m_eof = true;
-      else n += static_cast<std::size_t>(got);
+      if (got <= 0)
+        m_eof = true;
+      else
+        n += static_cast<std::size_t>(got);
     }
     if (n == 0) return traits_type::eof();
     std::size_t i = 0;
     for (; i < n; ++i) {
       char c = m_buf[i];
       if (m_in_string) {
-        if (m_escaped) m_escaped = false;
-        else if (c == '\\') m_escaped = true;
-        else if (c == '"') m_in_string = false;
+        if (m_escaped)
+          m_escaped = false;
+        else if (c == '\\')
+          m_escaped = true;
+        else if (c == '"')
+          m_in_string = false;
         continue;
       }
       if (c == '"') {
@@ -127,9 +132,10 @@ std::string string_field(const json& entry, const char* key) {
 // happens to read like a rewritten NaN is never taken for a number.
 bool is_known_non_metric(std::string_view key) {
   static const std::unordered_set<std::string_view> keys = {
-      "name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations", "time_unit",
-      "family_index", "per_family_instance_index", "aggregate_name", "aggregate_unit", "error_occurred",
-      "error_message", "label", "big_o"};
+      "name",           "run_name",       "run_type",       "repetitions",   "repetition_index",
+      "threads",        "iterations",     "time_unit",      "family_index",  "per_family_instance_index",
+      "aggregate_name", "aggregate_unit", "error_occurred", "error_message", "label",
+      "big_o"};
   return keys.contains(key);
 }
 
@@ -183,7 +189,7 @@ struct Pending {  // the aggregate a benchmark without repetitions in the file i
 struct Bench {
   std::string prefix;  // metric names are <prefix>.<metric>
   bool has_iterations = false;
-  long long iterations_seen = 0;  // step numbers when an entry has no repetition_index
+  long long iterations_seen = 0;       // step numbers when an entry has no repetition_index
   std::optional<std::size_t> pending;  // into GbenchParser::m_pending
 };
 
@@ -230,10 +236,10 @@ class GbenchParser final : public OutputParser {
     NonFiniteRewriter rewriter(file);
     std::istream in(&rewriter);
     if (in.peek() == std::char_traits<char>::eof())
-      return bad(LineSource::File, 0,
-                 fmt::format("{}: the Google Benchmark JSON file is empty (did the benchmark binary stop early?)",
-                             m_path),
-                 m_path);
+      return bad(
+          LineSource::File, 0,
+          fmt::format("{}: the Google Benchmark JSON file is empty (did the benchmark binary stop early?)", m_path),
+          m_path);
 
     json::parser_callback_t callback = [this](int depth, json::parse_event_t event, json& parsed) {
       return on_event(depth, event, parsed);
@@ -285,7 +291,8 @@ class GbenchParser final : public OutputParser {
         case E::object_start:
         case E::array_start:
           break;  // below
-        case E::value: return false;
+        case E::value:
+          return false;
       }
       // Only the context and the benchmarks are read; anything else is skipped unbuilt (false at its start).
       if (event == E::array_start && m_top_key == "benchmarks") {
@@ -445,8 +452,8 @@ class GbenchParser final : public OutputParser {
     }
     if (used == 0) return;
     std::string more = used > listed.size() ? fmt::format(" and {} more", used - listed.size()) : std::string();
-    note(fmt::format("{}: {} benchmark{} read from aggregates, the file has no repetitions of them: {}{}", m_path,
-                     used, used == 1 ? "" : "s", util::join(listed, ", "), more));
+    note(fmt::format("{}: {} benchmark{} read from aggregates, the file has no repetitions of them: {}{}", m_path, used,
+                     used == 1 ? "" : "s", util::join(listed, ", "), more));
     m_pending.clear();
   }
 

@@ -125,7 +125,8 @@ std::string snake_case(std::string_view text) {
 }
 
 const std::vector<std::string>& parser_names() {
-  static const std::vector<std::string> names = {"jsonl", "megatron", "mindspore", "modelzoo", "ais_bench", "gbench", "regex"};
+  static const std::vector<std::string> names = {"jsonl",     "megatron", "mindspore", "modelzoo",
+                                                 "ais_bench", "gbench",   "regex"};
   return names;
 }
 
@@ -137,8 +138,8 @@ Expected<std::unique_ptr<OutputParser>> make_output_parser(const model::MetricsS
     if (!spec.batch_size.empty()) {
       auto b = parse_number(spec.batch_size);
       if (!b || !(*b > 0) || std::isinf(*b))
-        return Error::input(fmt::format("{}: metrics.batch_size '{}' is not a positive number", spec.loc.str(),
-                                        spec.batch_size));
+        return Error::input(
+            fmt::format("{}: metrics.batch_size '{}' is not a positive number", spec.loc.str(), spec.batch_size));
       batch = *b;
     }
     return make_mindspore_parser(registry, batch);

@@ -23,8 +23,10 @@ std::string replace_nonfinite(std::string_view s, bool& changed) {
     char c = s[i];
     if (in_str) {
       out += c;
-      if (c == '\\' && i + 1 < s.size()) out += s[++i];
-      else if (c == '"') in_str = false;
+      if (c == '\\' && i + 1 < s.size())
+        out += s[++i];
+      else if (c == '"')
+        in_str = false;
       continue;
     }
     if (c == '"') in_str = true;
@@ -178,8 +180,8 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
           m_sink.on_meta_unit(id, e.value().get_ref<const std::string&>());
     if (auto b = it->find("better"); b != it->end() && b->is_object())
       for (auto e = b->begin(); e != b->end(); ++e) {
-        auto dir = e.value().is_string() ? model::better_from_string(e.value().get_ref<const std::string&>())
-                                         : std::nullopt;
+        auto dir =
+            e.value().is_string() ? model::better_from_string(e.value().get_ref<const std::string&>()) : std::nullopt;
         int id = metric_id(e.key());
         if (!dir || id < 0) {
           bad(src, line_no, fmt::format("meta.better.{} must be \"lower\", \"higher\" or \"none\"", e.key()), text);
@@ -188,7 +190,8 @@ void ProtocolParser::parse(std::string_view text, LineSource src, long long line
         m_sink.on_meta_better(id, *dir);
       }
     if (auto k = it->find("kind"); k != it->end()) {
-      if (!k->is_object()) return bad(src, line_no, "meta.kind must be an object of metric -> \"fact\" or \"measurement\"", text);
+      if (!k->is_object())
+        return bad(src, line_no, "meta.kind must be an object of metric -> \"fact\" or \"measurement\"", text);
       for (auto e = k->begin(); e != k->end(); ++e) {
         const std::string kind = e.value().is_string() ? e.value().get<std::string>() : "";
         int id = metric_id(e.key());
@@ -251,8 +254,10 @@ void ProtocolParser::step_record(const std::vector<std::pair<std::string, double
     }
     // A key given twice in one record: the last value wins, as in a JSON object.
     auto dup = std::find_if(m_values.begin(), m_values.end(), [&](const auto& e) { return e.first == id; });
-    if (dup != m_values.end()) dup->second = *v;
-    else m_values.emplace_back(id, *v);
+    if (dup != m_values.end())
+      dup->second = *v;
+    else
+      m_values.emplace_back(id, *v);
   }
   if (m_values.empty()) return bad(src, line_no, "a step record with no numeric metric", text);
   m_last_step = step;

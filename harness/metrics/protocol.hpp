@@ -49,9 +49,9 @@ class ProtocolParser {
   std::unique_ptr<MetricRegistry> m_own_registry;
   MetricRegistry& m_registry;
   ProtocolSink& m_sink;
-  std::vector<std::pair<int, double>> m_values;  // reused per step
+  std::vector<std::pair<int, double>> m_values;             // reused per step
   std::vector<std::pair<std::string, int>> m_position_ids;  // key and metric id last seen at each field position
-  std::vector<std::pair<std::string, double>> m_flat;  // reused per line: the record's numeric fields
+  std::vector<std::pair<std::string, double>> m_flat;       // reused per line: the record's numeric fields
   long long m_file_lines = 0, m_stdout_lines = 0;
   long long m_last_step = -1;
   long long m_records = 0;

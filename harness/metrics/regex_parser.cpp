@@ -46,8 +46,9 @@ class RegexParser final : public OutputParser {
     if (p.step_group > 0 && m_match[p.step_group].data() != nullptr) {
       auto v = parse_number(m_match[p.step_group]);
       if (!v || !(*v >= 0) || *v > 9e18)
-        return bad(src, line_no, fmt::format("regex '{}': step '{}' is not a non-negative number", p.text,
-                                             m_match[p.step_group]), text);
+        return bad(src, line_no,
+                   fmt::format("regex '{}': step '{}' is not a non-negative number", p.text, m_match[p.step_group]),
+                   text);
       step_no = static_cast<long long>(*v);
     }
     m_values.clear();
@@ -105,19 +106,21 @@ Expected<std::unique_ptr<OutputParser>> make_regex_parser(MetricRegistry& regist
       c.groups.push_back(std::move(g));
     }
     if (c.groups.empty())
-      return Error::input(fmt::format("{} names no metric; name a group after the metric it feeds, "
-                                      "e.g. '(?<step_time_ms>[0-9.]+)'", where));
+      return Error::input(
+          fmt::format("{} names no metric; name a group after the metric it feeds, "
+                      "e.g. '(?<step_time_ms>[0-9.]+)'",
+                      where));
     auto is_group = [&](const std::string& metric_name) {
       return std::any_of(c.groups.begin(), c.groups.end(), [&](const auto& g) { return g.metric == metric_name; });
     };
     for (const auto& [metric_name, unit] : lp.units)
       if (!is_group(metric_name))
-        return Error::input(fmt::format("{}: a unit is given for '{}', which is not a group of the regex", where,
-                                        metric_name));
+        return Error::input(
+            fmt::format("{}: a unit is given for '{}', which is not a group of the regex", where, metric_name));
     for (const auto& [metric_name, dir] : lp.better)
       if (!is_group(metric_name))
-        return Error::input(fmt::format("{}: a direction is given for '{}', which is not a group of the regex", where,
-                                        metric_name));
+        return Error::input(
+            fmt::format("{}: a direction is given for '{}', which is not a group of the regex", where, metric_name));
     compiled.push_back(std::move(c));
   }
   return std::unique_ptr<OutputParser>(std::make_unique<RegexParser>(registry, std::move(compiled)));

@@ -6,9 +6,12 @@ namespace perfgate::metrics {
 
 std::string_view to_string(LineSource s) {
   switch (s) {
-    case LineSource::File: return "metrics file";
-    case LineSource::Stdout: return "stdout";
-    case LineSource::Stderr: return "stderr";
+    case LineSource::File:
+      return "metrics file";
+    case LineSource::Stdout:
+      return "stdout";
+    case LineSource::Stderr:
+      return "stderr";
   }
   return "?";
 }

@@ -59,9 +59,9 @@ class MetricRegistry {
 
 struct MalformedLine {
   LineSource source;
-  long long line_no;      // 1-based within its source
+  long long line_no;  // 1-based within its source
   std::string reason;
-  std::string excerpt;    // at most 80 bytes, non-printable bytes shown as '?'
+  std::string excerpt;  // at most 80 bytes, non-printable bytes shown as '?'
 };
 
 // Counts every malformed line and keeps the first few for messages.

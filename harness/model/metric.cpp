@@ -8,9 +8,12 @@ namespace perfgate::model {
 
 std::string_view to_string(Better b) {
   switch (b) {
-    case Better::Lower: return "lower";
-    case Better::Higher: return "higher";
-    case Better::None: break;
+    case Better::Lower:
+      return "lower";
+    case Better::Higher:
+      return "higher";
+    case Better::None:
+      break;
   }
   return "none";
 }
@@ -44,17 +47,23 @@ MetricInfo MetricInfo::inferred(std::string_view name) {
   bool rate_suffix = ends("_per_s") || ends("_per_sec") || ends("_per_second") || ends("samples_s") ||
                      ends("tokens_s") || ends("items_s");
   bool time_suffix = ends("_ms") || ends("_s") || ends("_us") || ends("_ns") || ends("_sec");
-  static constexpr std::array<std::string_view, 7> k_rate_words = {"throughput", "fps", "qps", "tps",
-                                                                   "tflops", "mfu", "bandwidth"};
+  static constexpr std::array<std::string_view, 7> k_rate_words = {"throughput", "fps", "qps",      "tps",
+                                                                   "tflops",     "mfu", "bandwidth"};
   bool rate_word = std::any_of(k_rate_words.begin(), k_rate_words.end(), has_word);
   if (rate_suffix || (rate_word && !time_suffix)) m.better = Better::Higher;
   if (has_word("loss") || name == "step" || name == "exit_code") m.better = Better::None;
-  if (rate_suffix) m.unit = "";
-  else if (ends("_ms")) m.unit = "ms";
-  else if (ends("_us")) m.unit = "us";
-  else if (ends("_s") || ends("_sec")) m.unit = "s";
-  else if (ends("_mb")) m.unit = "MB";
-  else if (ends("_pct")) m.unit = "%";
+  if (rate_suffix)
+    m.unit = "";
+  else if (ends("_ms"))
+    m.unit = "ms";
+  else if (ends("_us"))
+    m.unit = "us";
+  else if (ends("_s") || ends("_sec"))
+    m.unit = "s";
+  else if (ends("_mb"))
+    m.unit = "MB";
+  else if (ends("_pct"))
+    m.unit = "%";
   if (name == "throughput") m.unit = "samples/s";
   return m;
 }

@@ -14,9 +14,12 @@ nlohmann::json to_json(const Scalar& s) {
       std::from_chars(s.text.data(), s.text.data() + s.text.size(), v);
       return v;
     }
-    case Scalar::Kind::Float: return std::stod(s.text);
-    case Scalar::Kind::Bool: return s.text == "true";
-    case Scalar::Kind::String: break;
+    case Scalar::Kind::Float:
+      return std::stod(s.text);
+    case Scalar::Kind::Bool:
+      return s.text == "true";
+    case Scalar::Kind::String:
+      break;
   }
   return s.text;
 }
@@ -25,11 +28,16 @@ void flatten(const nlohmann::json& j, const std::string& prefix, Params& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     const auto& v = it.value();
-    if (v.is_object()) flatten(v, key, out);
-    else if (v.is_string()) out[key] = Scalar{Scalar::Kind::String, v.get<std::string>()};
-    else if (v.is_boolean()) out[key] = Scalar{Scalar::Kind::Bool, v.get<bool>() ? "true" : "false"};
-    else if (v.is_number_integer()) out[key] = Scalar{Scalar::Kind::Int, v.dump()};
-    else out[key] = Scalar{Scalar::Kind::Float, v.dump()};
+    if (v.is_object())
+      flatten(v, key, out);
+    else if (v.is_string())
+      out[key] = Scalar{Scalar::Kind::String, v.get<std::string>()};
+    else if (v.is_boolean())
+      out[key] = Scalar{Scalar::Kind::Bool, v.get<bool>() ? "true" : "false"};
+    else if (v.is_number_integer())
+      out[key] = Scalar{Scalar::Kind::Int, v.dump()};
+    else
+      out[key] = Scalar{Scalar::Kind::Float, v.dump()};
   }
 }
 
@@ -63,13 +71,17 @@ std::string params_json(const Params& p) {
     const auto& key = entry.first;
     const auto& value = entry.second;
     j[nlohmann::json::json_pointer("/" + [&] {
-                                      std::string ptr;
-                                      for (char c : key) {
-                                        if (c == '.') ptr += '/';
-                                        else if (c == '~') ptr += "~0";
-                                        else if (c == '/') ptr += "~1";
-                                        else ptr += c;
-                                      }
+      std::string ptr;
+      for (char c : key) {
+        if (c == '.')
+          ptr += '/';
+        else if (c == '~')
+          ptr += "~0";
+        else if (c == '/')
+          ptr += "~1";
+        else
+          ptr += c;
+      }
       return ptr;
     }())] = to_json(value);
   }

@@ -8,8 +8,8 @@ namespace perfgate::model {
 
 struct SourceLoc {
   std::string file;
-  int line = 0;    // 1-based; 0 when unknown (values from the command line)
-  int column = 0;  // 1-based
+  int line = 0;             // 1-based; 0 when unknown (values from the command line)
+  int column = 0;           // 1-based
   std::string str() const;  // "suites/x.yaml:12:5", or the file alone
 };
 

@@ -11,10 +11,14 @@ std::string SourceLoc::str() const {
 
 std::string Warmup::str() const {
   switch (kind) {
-    case Kind::Steps: return fmt::format("{} steps", amount);
-    case Kind::Seconds: return fmt::format("{} s", amount);
-    case Kind::Auto: return "auto";
-    case Kind::None: break;
+    case Kind::Steps:
+      return fmt::format("{} steps", amount);
+    case Kind::Seconds:
+      return fmt::format("{} s", amount);
+    case Kind::Auto:
+      return "auto";
+    case Kind::None:
+      break;
   }
   return "none";
 }

@@ -26,9 +26,9 @@ struct Warmup {
 // `step` is the step number (docs/suite-format.md, "Reading logs").
 struct LogPattern {
   std::string regex;
-  bool summary = false;                          // `record: summary`: one number per trial, last match wins
-  std::map<std::string, std::string> units;      // metric -> unit
-  std::map<std::string, Better> better;          // metric -> direction
+  bool summary = false;                      // `record: summary`: one number per trial, last match wins
+  std::map<std::string, std::string> units;  // metric -> unit
+  std::map<std::string, Better> better;      // metric -> direction
   SourceLoc loc;
 };
 
@@ -40,20 +40,20 @@ struct MetricsSpec {
   // A log file to read instead of stdout and stderr; gbench: the JSON file
   // (when empty the harness passes --benchmark_out). May hold {placeholders}.
   std::string file;
-  std::string batch_size;                 // mindspore: samples per step, for throughput; may hold {placeholders}
-  std::vector<LogPattern> patterns;       // regex
+  std::string batch_size;            // mindspore: samples per step, for throughput; may hold {placeholders}
+  std::vector<LogPattern> patterns;  // regex
   SourceLoc loc;
 };
 
 // A sampler a suite asks for: `samplers: [proc, npu-smi]`, or a mapping
 // for a `command` sampler (see harness/sampling/sampler.hpp).
 struct SamplerSpec {
-  std::string kind;                   // proc | npu-smi | nvidia-smi | command
+  std::string kind;  // proc | npu-smi | nvidia-smi | command
   // command: argv (no shell), a regex, and per group the metric it feeds.
   std::vector<std::string> command;
   std::string regex;
   std::map<std::string, std::string> metric_names;  // group -> metric
-  std::string name;                   // command: a label for messages
+  std::string name;                                 // command: a label for messages
   SourceLoc loc;
   // npu-smi / nvidia-smi: the device ids of the trial's slot, filled in per
   // trial; the sampler records only those (empty: every device).
@@ -71,12 +71,12 @@ struct Axis {
 struct Workload {
   std::string name;
   SourceLoc loc;
-  std::vector<std::string> command;   // argv; may hold {placeholders}
+  std::vector<std::string> command;  // argv; may hold {placeholders}
   std::vector<SourceLoc> command_locs;
-  bool shell = false;                 // run command[0] through /bin/sh -c (explicit opt-in)
-  std::map<std::string, std::string> env;  // may hold {placeholders}
+  bool shell = false;                         // run command[0] through /bin/sh -c (explicit opt-in)
+  std::map<std::string, std::string> env;     // may hold {placeholders}
   std::map<std::string, SourceLoc> env_locs;  // where each env value was written
-  std::string cwd;                    // absolute
+  std::string cwd;                            // absolute
   int repeats = 5;
   Warmup warmup;
   double timeout_s = 1200;
@@ -88,18 +88,18 @@ struct Workload {
   // The host probe and sampler (sampler kind `host`): unset means on for
   // soaks and off for runs.
   std::optional<bool> host_probe;
-  std::vector<Axis> matrix;           // in suite order
-  std::vector<Params> include;        // extra configurations
-  std::vector<Params> exclude;        // partial parameter sets to drop
+  std::vector<Axis> matrix;                                    // in suite order
+  std::vector<Params> include;                                 // extra configurations
+  std::vector<Params> exclude;                                 // partial parameter sets to drop
   std::vector<std::map<std::string, SourceLoc>> exclude_locs;  // per exclude entry: top-level key -> where
-  Params params;                      // fixed parameters (`params:` in the suite), below the matrix
+  Params params;  // fixed parameters (`params:` in the suite), below the matrix
 };
 
 struct Suite {
   std::string name;
   std::string description;
-  std::string path;   // as given
-  std::string dir;    // absolute directory of the suite file
+  std::string path;                   // as given
+  std::string dir;                    // absolute directory of the suite file
   std::vector<std::string> profiles;  // applied profile files
   std::optional<std::uint64_t> seed;  // fixed plan seed, if the suite or --seed sets one
   std::string order = "interleaved";  // interleaved | sequential

@@ -4,32 +4,46 @@ namespace perfgate::model {
 
 std::string_view to_string(TrialStatus s) {
   switch (s) {
-    case TrialStatus::Running: return "running";
-    case TrialStatus::Ok: return "ok";
-    case TrialStatus::Failed: return "failed";
-    case TrialStatus::TimedOut: return "timed_out";
-    case TrialStatus::Interrupted: return "interrupted";
-    case TrialStatus::Lost: return "lost";
+    case TrialStatus::Running:
+      return "running";
+    case TrialStatus::Ok:
+      return "ok";
+    case TrialStatus::Failed:
+      return "failed";
+    case TrialStatus::TimedOut:
+      return "timed_out";
+    case TrialStatus::Interrupted:
+      return "interrupted";
+    case TrialStatus::Lost:
+      return "lost";
   }
   return "?";
 }
 
 std::string_view to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::Running: return "running";
-    case RunStatus::Completed: return "completed";
-    case RunStatus::Interrupted: return "interrupted";
-    case RunStatus::Failed: return "failed";
+    case RunStatus::Running:
+      return "running";
+    case RunStatus::Completed:
+      return "completed";
+    case RunStatus::Interrupted:
+      return "interrupted";
+    case RunStatus::Failed:
+      return "failed";
   }
   return "?";
 }
 
 std::string_view to_string(RunKind k) {
   switch (k) {
-    case RunKind::Run: return "run";
-    case RunKind::Soak: return "soak";
-    case RunKind::Import: return "import";
-    case RunKind::Bisect: return "bisect";
+    case RunKind::Run:
+      return "run";
+    case RunKind::Soak:
+      return "soak";
+    case RunKind::Import:
+      return "import";
+    case RunKind::Bisect:
+      return "bisect";
   }
   return "run";
 }
@@ -41,8 +55,8 @@ RunKind run_kind_from(std::string_view s) {
 }
 
 TrialStatus trial_status_from(std::string_view s) {
-  for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut, TrialStatus::Interrupted,
-                 TrialStatus::Lost})
+  for (auto t : {TrialStatus::Running, TrialStatus::Ok, TrialStatus::Failed, TrialStatus::TimedOut,
+                 TrialStatus::Interrupted, TrialStatus::Lost})
     if (to_string(t) == s) return t;
   return TrialStatus::Failed;
 }

@@ -31,14 +31,14 @@ struct TrialRecord {
   TrialStatus status = TrialStatus::Running;
   int exit_code = -1;
   int signal = 0;
-  std::string error;           // why it failed, with the last lines of stderr
-  double started_at = 0;       // unix seconds
+  std::string error;      // why it failed, with the last lines of stderr
+  double started_at = 0;  // unix seconds
   double wall_s = 0;
   double cpu_s = 0;
   double peak_rss_mb = 0;
-  long long steps = 0;         // step records received
+  long long steps = 0;  // step records received
   long long malformed_lines = 0;
-  std::string notes;           // warnings: malformed lines, truncated logs, leftovers
+  std::string notes;  // warnings: malformed lines, truncated logs, leftovers
   std::string log_dir;
   // warmup: auto: the class of the trial's step series and where its steady
   // state starts (a step index of the classified series; compile steps
@@ -46,7 +46,7 @@ struct TrialRecord {
   std::string steady_class;
   long long steady_start = 0;
   long long compile_steps = 0;
-  double last_step_s = -1;     // when the last step record arrived (seconds since start); -1: none
+  double last_step_s = -1;  // when the last step record arrived (seconds since start); -1: none
   // Where it ran: the host, the node's slot and the devices it held (kind
   // npu / cuda / cpu / another; no devices: wherever the workload went).
   std::string host;

@@ -1,7 +1,7 @@
 #include "harness/model/verdict.hpp"
 
-#include <array>
 #include <fnmatch.h>
+#include <array>
 #include <string>
 
 namespace perfgate::model {
@@ -36,25 +36,32 @@ std::string with_node_class(const std::string& label, const std::string& node_cl
 
 int severity_rank(VerdictKind v) {
   switch (v) {
-    case VerdictKind::Regression: return 0;
-    case VerdictKind::Failed: return 1;
-    case VerdictKind::Missing: return 2;
-    case VerdictKind::Inconclusive: return 3;
-    case VerdictKind::Improvement: return 4;
-    case VerdictKind::Unchanged: return 5;
+    case VerdictKind::Regression:
+      return 0;
+    case VerdictKind::Failed:
+      return 1;
+    case VerdictKind::Missing:
+      return 2;
+    case VerdictKind::Inconclusive:
+      return 3;
+    case VerdictKind::Improvement:
+      return 4;
+    case VerdictKind::Unchanged:
+      return 5;
   }
   return 6;
 }
 
-std::string_view to_string(Correction c) {
-  return c == Correction::Holm ? "holm" : "benjamini-hochberg";
-}
+std::string_view to_string(Correction c) { return c == Correction::Holm ? "holm" : "benjamini-hochberg"; }
 
 std::string_view to_string(Underpowered u) {
   switch (u) {
-    case Underpowered::Adaptive: return "adaptive";
-    case Underpowered::Fail: return "fail";
-    case Underpowered::Warn: return "warn";
+    case Underpowered::Adaptive:
+      return "adaptive";
+    case Underpowered::Fail:
+      return "fail";
+    case Underpowered::Warn:
+      return "warn";
   }
   return "adaptive";
 }

@@ -41,24 +41,24 @@ std::string_view to_string(FailurePolicy f);
 // One rule of a gate policy. `pattern` is a metric name or a glob (`*_ms`).
 struct MetricRule {
   std::string pattern;
-  std::optional<Better> better;          // default: the metric's recorded direction
-  std::optional<double> threshold_rel;   // practical threshold, 0.03 = 3 %
+  std::optional<Better> better;         // default: the metric's recorded direction
+  std::optional<double> threshold_rel;  // practical threshold, 0.03 = 3 %
   std::optional<int> min_trials;
-  bool gate = true;                      // false: `ignore: true` in the policy
-  std::string source;                    // "configs/gate.yaml:12" for messages
+  bool gate = true;    // false: `ignore: true` in the policy
+  std::string source;  // "configs/gate.yaml:12" for messages
 };
 
 struct GatePolicy {
-  std::string path;                      // where it came from, empty for the built-in default
-  double fdr = 0.01;                     // false-discovery rate across one gate
+  std::string path;   // where it came from, empty for the built-in default
+  double fdr = 0.01;  // false-discovery rate across one gate
   Correction correction = Correction::BenjaminiHochberg;
-  int min_trials = 3;                    // per side, below it the comparison is inconclusive
-  double screening_p = 0.05;             // adaptive mode: "suspicious" below this raw p
+  int min_trials = 3;         // per side, below it the comparison is inconclusive
+  double screening_p = 0.05;  // adaptive mode: "suspicious" below this raw p
   // Baseline trials this many scaled MADs (and twice the threshold) from the
   // baseline's median are left out as hiccups of past runs, when they are
   // rare (at most a fifth of the baseline); 0 keeps all.
   double baseline_outlier_mads = 5;
-  double power = 0.8;                    // for the extra-trials estimate and the detectable change
+  double power = 0.8;  // for the extra-trials estimate and the detectable change
   Underpowered underpowered = Underpowered::Adaptive;
   FailurePolicy failures = FailurePolicy::Strict;
   // Older runs of the candidate's suite and machine read for the run-to-run
@@ -68,9 +68,9 @@ struct GatePolicy {
   // Both levels of noise (trials and runs) must reject; false judges on the
   // pooled trials alone, as perfgate did before (calibration compares both).
   bool two_level = true;
-  double confidence = 0.95;              // of the shift interval
-  int bootstrap_resamples = 0;           // > 0: also a bootstrap interval of the median ratio
-  unsigned long long bootstrap_seed = 1; // recorded in reports, so intervals reproduce
+  double confidence = 0.95;               // of the shift interval
+  int bootstrap_resamples = 0;            // > 0: also a bootstrap interval of the median ratio
+  unsigned long long bootstrap_seed = 1;  // recorded in reports, so intervals reproduce
   // Defaults by kind of metric when a rule gives no threshold.
   double throughput_threshold = 0.03;
   double latency_threshold = 0.05;
@@ -97,7 +97,7 @@ inline constexpr std::string_view k_trials_failed_metric = "trials_failed";
 struct Comparison {
   std::string workload;
   std::string params_json;
-  std::string label;                     // "bucket_mb=25 graph_mode=eager" (with " @ node_class" when set)
+  std::string label;  // "bucket_mb=25 graph_mode=eager" (with " @ node_class" when set)
   // The node class compared ("pool-a/3f2a1b": hostname class / fingerprint
   // hash), when the candidate ran on more than one; '' otherwise.
   std::string node_class;
@@ -107,7 +107,7 @@ struct Comparison {
   int n_base = 0, n_cand = 0;
   int failed_base = 0, failed_cand = 0;  // trials that produced no value
   double base_median = 0, cand_median = 0;
-  double change_rel = 0;                 // Hodges-Lehmann shift / baseline median
+  double change_rel = 0;                           // Hodges-Lehmann shift / baseline median
   double change_low_rel = 0, change_high_rel = 0;  // its interval
   double interval_coverage = 0;
   // Bootstrap interval of median(candidate) / median(baseline), when asked
@@ -115,31 +115,31 @@ struct Comparison {
   double ratio = std::nan(""), ratio_low = std::nan(""), ratio_high = std::nan("");
   double u = 0;
   double p_value = 1, p_adjusted = 1;
-  bool tested = false;                   // a test was run (enough values on both sides)
-  bool exact = false;                    // exact U distribution
-  int extra_trials = 0;                  // inconclusive: candidate trials likely to decide it
-  int added_trials = 0;                  // adaptive mode: candidate trials it launched
-  int base_left_out = 0;                 // baseline trials left out as hiccups (n_base counts the rest)
-  std::string note;                      // why, when the numbers do not say it
+  bool tested = false;    // a test was run (enough values on both sides)
+  bool exact = false;     // exact U distribution
+  int extra_trials = 0;   // inconclusive: candidate trials likely to decide it
+  int added_trials = 0;   // adaptive mode: candidate trials it launched
+  int base_left_out = 0;  // baseline trials left out as hiccups (n_base counts the rest)
+  std::string note;       // why, when the numbers do not say it
   // Two levels of noise (docs/statistics.md): the trial-level Mann-Whitney p
   // and the run-level test of the candidate run against the baseline runs;
   // p_value is the larger (both must reject).
   double p_trials = 1;
-  double p_runs = std::nan("");          // NaN when the run-level test could not run
-  bool run_spread_known = false;         // the baseline's runs (or history) gave a run-to-run spread
-  double run_sd_rel = std::nan("");      // that spread, relative to the baseline median
-  int base_runs = 0;                     // baseline runs with values
-  int history_runs = 0;                  // older runs read for the spread only
+  double p_runs = std::nan("");      // NaN when the run-level test could not run
+  bool run_spread_known = false;     // the baseline's runs (or history) gave a run-to-run spread
+  double run_sd_rel = std::nan("");  // that spread, relative to the baseline median
+  int base_runs = 0;                 // baseline runs with values
+  int history_runs = 0;              // older runs read for the spread only
   // Resolution at the gate's size: the smallest change this comparison would
   // have flagged as significant with the noise it saw (relative; infinite
   // when its test cannot reach the level a lone regression needs), and the
   // candidate trials in all that would let it.
   double detectable_rel = std::nan("");
   bool underpowered = false;
-  int trials_for_resolution = 0;         // -1: no number of candidate trials will do
-  bool joint = false;                    // decided by the joint test of its metric across configurations
-  bool trials_cannot_decide = false;     // the runs' spread keeps it undecided whatever the candidate adds
-  std::vector<std::string> failures;     // failed candidate trials: exit code / signal / first error line
+  int trials_for_resolution = 0;      // -1: no number of candidate trials will do
+  bool joint = false;                 // decided by the joint test of its metric across configurations
+  bool trials_cannot_decide = false;  // the runs' spread keeps it undecided whatever the candidate adds
+  std::vector<std::string> failures;  // failed candidate trials: exit code / signal / first error line
 };
 
 // A shift tested jointly across the configurations of one metric: van
@@ -149,9 +149,9 @@ struct JointTest {
   std::string metric;
   Better better = Better::None;
   int configs = 0;
-  int moved_bad = 0, moved_good = 0;     // configurations beyond their thresholds each way
-  double change_median_rel = 0;          // median of the configurations' changes
-  double threshold_rel = 0;              // median of their thresholds
+  int moved_bad = 0, moved_good = 0;  // configurations beyond their thresholds each way
+  double change_median_rel = 0;       // median of the configurations' changes
+  double threshold_rel = 0;           // median of their thresholds
   double p_van_elteren = 1, p_stouffer = std::nan("");
   double p_value = 1, p_adjusted = 1;
   VerdictKind verdict = VerdictKind::Inconclusive;

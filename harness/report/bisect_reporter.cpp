@@ -24,12 +24,12 @@ std::string finding_text(const runner::BisectReport& r, const analysis::BisectFi
   const auto& first = r.commits[f.first];
   switch (f.kind) {
     case analysis::BisectEnd::Culprit:
-      return fmt::format("culprit {} \"{}\" (commit {} of {}): {} {} (95 % interval {} .. {}) against its parent {}, "
-                         "one-sided p {:.2g} (trials {:.2g}, runs {:.2g}), posterior {:.0f} %",
-                         code(short_sha(first.sha)), subject(first), f.first, r.commits.size() - 1, r.metric,
-                         pct(f.test.change_rel), pct(f.test.low_rel), pct(f.test.high_rel),
-                         code(short_sha(r.commits[f.parent].sha)), f.test.p, f.test.p_trials, f.test.p_runs,
-                         100 * f.posterior);
+      return fmt::format(
+          "culprit {} \"{}\" (commit {} of {}): {} {} (95 % interval {} .. {}) against its parent {}, "
+          "one-sided p {:.2g} (trials {:.2g}, runs {:.2g}), posterior {:.0f} %",
+          code(short_sha(first.sha)), subject(first), f.first, r.commits.size() - 1, r.metric, pct(f.test.change_rel),
+          pct(f.test.low_rel), pct(f.test.high_rel), code(short_sha(r.commits[f.parent].sha)), f.test.p,
+          f.test.p_trials, f.test.p_runs, 100 * f.posterior);
     case analysis::BisectEnd::Range: {
       std::vector<std::string> shas;
       for (std::size_t i = f.first; i <= f.last; ++i) {
@@ -59,8 +59,8 @@ TextTable commits_table(const runner::BisectReport& r, bool markdown) {
     if (c.build_status.empty() && s.runs.empty()) continue;
     std::vector<double> all;
     for (const auto& run : s.runs) all.insert(all.end(), run.values.begin(), run.values.end());
-    t.row({std::to_string(i), markdown ? "`" + short_sha(c.sha) + "`" : short_sha(c.sha), subject(c, markdown ? 60 : 40),
-           s.skipped ? "skipped" : c.build_status, std::to_string(s.trials()),
+    t.row({std::to_string(i), markdown ? "`" + short_sha(c.sha) + "`" : short_sha(c.sha),
+           subject(c, markdown ? 60 : 40), s.skipped ? "skipped" : c.build_status, std::to_string(s.trials()),
            all.empty() ? "-" : format_value(stats::mean(all)),
            std::to_string(s.runs.size()) + (c.runs_reused ? fmt::format(" ({} reused)", c.runs_reused) : "")});
   }
@@ -97,10 +97,10 @@ std::string bisect_markdown(const runner::BisectReport& r) {
     if (f.kind == analysis::BisectEnd::Range) head = fmt::format("the step is in {} commits", f.last - f.first + 1);
   }
   if (r.interrupted) head = "interrupted";
-  std::string out = fmt::format("### perfgate bisect: {}\n\n{}, **{}** ({} is better), suite `{}`; good `{}`, bad `{}`\n\n",
-                                head, markdown_escape(r.label), markdown_escape(r.metric),
-                                r.better == model::Better::Higher ? "higher" : "lower", markdown_escape(r.suite),
-                                short_sha(r.commits.front().sha), short_sha(r.commits.back().sha));
+  std::string out = fmt::format(
+      "### perfgate bisect: {}\n\n{}, **{}** ({} is better), suite `{}`; good `{}`, bad `{}`\n\n", head,
+      markdown_escape(r.label), markdown_escape(r.metric), r.better == model::Better::Higher ? "higher" : "lower",
+      markdown_escape(r.suite), short_sha(r.commits.front().sha), short_sha(r.commits.back().sha));
   for (const auto& f : r.result.findings) out += "- " + markdown_escape(finding_text(r, f, true)) + "\n";
   out += "\n" + commits_table(r, true).render_markdown();
   out += fmt::format("\n{} build(s) run, {} cached; {} trial(s) run, {} reused.\n", r.builds_run, r.builds_cached,

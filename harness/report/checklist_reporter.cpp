@@ -38,8 +38,9 @@ TextTable table(const analysis::ChecklistResult& r, bool markdown) {
     if (markdown && it.status == ItemStatus::Fail) status = "**fail**";
     std::string evidence = it.evidence;
     if (!markdown && evidence.size() > 160) evidence = evidence.substr(0, 157) + "...";
-    t.row({status, it.item.name, std::string(model::to_string(it.item.kind)), it.run_id > 0 ? std::to_string(it.run_id) : "-",
-           it.measured_text.empty() ? "-" : it.measured_text, it.limit_text.empty() ? "-" : it.limit_text, evidence});
+    t.row({status, it.item.name, std::string(model::to_string(it.item.kind)),
+           it.run_id > 0 ? std::to_string(it.run_id) : "-", it.measured_text.empty() ? "-" : it.measured_text,
+           it.limit_text.empty() ? "-" : it.limit_text, evidence});
   }
   return t;
 }
@@ -58,15 +59,15 @@ std::string checklist_markdown(const analysis::ChecklistResult& r, bool strict) 
 
 std::string checklist_junit(const analysis::ChecklistResult& r, bool strict) {
   auto item_fails = [&](const analysis::ItemResult& it) {
-    return it.status == ItemStatus::Fail ||
-           (it.status == ItemStatus::NotEvaluable && (strict || !it.item.optional));
+    return it.status == ItemStatus::Fail || (it.status == ItemStatus::NotEvaluable && (strict || !it.item.optional));
   };
   int failures = 0;
   for (const auto& it : r.items) failures += item_fails(it) ? 1 : 0;
   int skipped = r.failed + r.not_evaluable - failures;
   std::string name = xml_escape(r.checklist.name.empty() ? "checklist" : r.checklist.name);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"perfgate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", r.items.size(), failures, skipped);
+  out += fmt::format("<testsuites name=\"perfgate\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", r.items.size(),
+                     failures, skipped);
   out += fmt::format("  <testsuite name=\"perfgate checklist {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", name,
                      r.items.size(), failures, skipped);
   for (const auto& it : r.items) {
@@ -105,11 +106,16 @@ std::string checklist_json(const analysis::ChecklistResult& r, bool strict) {
                      {"evidence", it.evidence},
                      {"optional", it.item.optional},
                      {"line", it.item.loc.line}});
-  json j = {{"checklist", r.checklist.name}, {"path", r.checklist.path},  {"headline", headline(r, strict)},
-            {"passed", r.passed},            {"failed", r.failed},         {"not_evaluable", r.not_evaluable},
+  json j = {{"checklist", r.checklist.name},
+            {"path", r.checklist.path},
+            {"headline", headline(r, strict)},
+            {"passed", r.passed},
+            {"failed", r.failed},
+            {"not_evaluable", r.not_evaluable},
             {"required_not_evaluable", r.required_not_evaluable},
             {"outcome", analysis::checklist_failed(r, strict) ? "fail" : "pass"},
-            {"strict", strict},              {"items", std::move(items)}};
+            {"strict", strict},
+            {"items", std::move(items)}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

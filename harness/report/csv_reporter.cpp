@@ -43,21 +43,23 @@ class CsvReporter final : public RunReporter {
       }
       for (const auto& m : c.metrics) {
         if (m.fact || !metric_selected(m.info.name, opts)) continue;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", lead, csv_field(m.info.name), csv_field(m.info.unit),
-                           model::to_string(m.info.better), m.n, num(m.median), num(m.ci_low), num(m.ci_high),
-                           num(m.ci_coverage), num(m.mean), num(m.min), num(m.max), num(m.cv));
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", lead, csv_field(m.info.name),
+                           csv_field(m.info.unit), model::to_string(m.info.better), m.n, num(m.median), num(m.ci_low),
+                           num(m.ci_high), num(m.ci_coverage), num(m.mean), num(m.min), num(m.max), num(m.cv));
       }
     }
     return out;
   }
 
   std::string runs(const std::vector<store::RunListRow>& rows) const override {
-    std::string out = "id,suite,kind,started_at,ended_at,status,trials_ok,trials_failed,trials_total,tags,commit,branch\n";
+    std::string out =
+        "id,suite,kind,started_at,ended_at,status,trials_ok,trials_failed,trials_total,tags,commit,branch\n";
     for (const auto& r : rows)
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.run.id, csv_field(r.run.suite),
-                         model::to_string(r.run.kind), num(r.run.started_at), r.run.ended_at > 0 ? num(r.run.ended_at) : "",
-                         model::to_string(r.run.status), r.trials_ok, r.trials_failed, r.trials_total,
-                         csv_field(util::join(r.run.tags, ";")), csv_field(r.run.git_commit), csv_field(r.run.git_branch));
+                         model::to_string(r.run.kind), num(r.run.started_at),
+                         r.run.ended_at > 0 ? num(r.run.ended_at) : "", model::to_string(r.run.status), r.trials_ok,
+                         r.trials_failed, r.trials_total, csv_field(util::join(r.run.tags, ";")),
+                         csv_field(r.run.git_commit), csv_field(r.run.git_branch));
     return out;
   }
 };

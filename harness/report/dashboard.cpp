@@ -28,8 +28,10 @@ using json = nlohmann::json;
 std::string url_component(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
-    else out += fmt::format("%{:02X}", c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
   }
   return out;
 }
@@ -95,8 +97,8 @@ class Writer {
   Status data(const std::string& key, const json& obj) {
     // ASCII only: no byte of a workload's output can end the script early or
     // change its encoding; the page inserts every string as text.
-    std::string text = "PG.receive(" + json(key).dump() + ", " +
-                       obj.dump(-1, ' ', true, json::error_handler_t::replace) + ");\n";
+    std::string text =
+        "PG.receive(" + json(key).dump() + ", " + obj.dump(-1, ' ', true, json::error_handler_t::replace) + ");\n";
     return file(fs::path("data") / (key + ".js"), text);
   }
 
@@ -142,8 +144,12 @@ json gate_json(const store::GateRecord& g) {
                      {"threshold_pct", num(c.threshold_rel * 100)},
                      {"note", c.note}});
   }
-  return {{"id", g.id},         {"outcome", g.outcome},           {"baseline", g.baseline},
-          {"baseline_runs", g.baseline_runs}, {"counts", verdict_counts(g)}, {"comparisons", comps}};
+  return {{"id", g.id},
+          {"outcome", g.outcome},
+          {"baseline", g.baseline},
+          {"baseline_runs", g.baseline_runs},
+          {"counts", verdict_counts(g)},
+          {"comparisons", comps}};
 }
 
 // One metric's sweep, ranked by analysis::rank_sweep (the CLI's `perfgate
@@ -288,13 +294,14 @@ std::map<SeriesKey, json> bisect_culprits(const std::vector<store::BisectRecord>
       auto& list = out[{b.workload, b.params_json, b.metric}];
       if (!list.is_array()) list = json::array();
       const auto& first = f.contains("first") ? f["first"] : json::object();
-      list.push_back({{"bisect", b.id},
-                      {"sha", first.value("sha", "")},
-                      {"subject", first.value("subject", "")},
-                      {"change_pct", f.contains("change") && f["change"].is_number() ? json(100 * f["change"].get<double>())
-                                                                                      : json(nullptr)},
-                      {"bad", b.bad},
-                      {"run", nullptr}});
+      list.push_back(
+          {{"bisect", b.id},
+           {"sha", first.value("sha", "")},
+           {"subject", first.value("subject", "")},
+           {"change_pct",
+            f.contains("change") && f["change"].is_number() ? json(100 * f["change"].get<double>()) : json(nullptr)},
+           {"bad", b.bad},
+           {"run", nullptr}});
     }
   }
   return out;
@@ -408,7 +415,8 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
   so.window_s = run.soak_window_s > 0 ? run.soak_window_s : so.window_s;
   so.on_sample = [&](long long trial_id, const model::MetricInfo& info, double t_s, double v) {
     auto& list = drawings[trial_id];
-    if (list.empty() || list.back().info.name != info.name) list.push_back({info, stats::StreamingReducer(opt.soak_points)});
+    if (list.empty() || list.back().info.name != info.name)
+      list.push_back({info, stats::StreamingReducer(opt.soak_points)});
     list.back().reducer.add(t_s, v);
   };
   auto rep = analysis::analyse_soak(st, run.id, so);
@@ -430,13 +438,15 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
       for (const auto& m : t.metrics)
         if (m.metric == info.name) trend = &m;
       bool memory = model::is_memory_metric(info.name);
-      json j = {{"metric", info.name}, {"unit", info.unit}, {"memory", memory}, {"n", reducer.count()},
-                {"points", points}};
+      json j = {
+          {"metric", info.name}, {"unit", info.unit}, {"memory", memory}, {"n", reducer.count()}, {"points", points}};
       // The analysis windows only what it judges over time (the loss it only checks for NaN).
       if (trend && trend->windows > 0) {
         json steps = json::array();
         for (const auto& st_step : trend->steps)
-          steps.push_back({{"t", secs(st_step.t_s)}, {"before", num(st_step.before)}, {"after", num(st_step.after)},
+          steps.push_back({{"t", secs(st_step.t_s)},
+                           {"before", num(st_step.before)},
+                           {"after", num(st_step.after)},
                            {"change_pct", num(st_step.change_pct)}});
         j["drift_pct_per_h"] = num(trend->drift_pct_per_h);
         j["slope_per_h"] = num(trend->slope_per_h);
@@ -454,18 +464,32 @@ Expected<json> soak_json(store::Store& st, const store::RunRecord& run, const Da
     for (const auto& f : t.findings) {
       json ev = json::array();
       for (const auto& e : f.evidence) ev.push_back({{"t", secs(e.t_s)}, {"value", num(e.value)}, {"note", e.note}});
-      findings.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
-                          {"summary", f.summary}, {"evidence", ev}});
-      findings_out.push_back({{"run", run.id}, {"suite", run.suite}, {"label", full_label(t.workload, t.label)},
-                              {"kind", f.kind}, {"metric", f.metric}, {"summary", f.summary}});
+      findings.push_back({{"kind", f.kind},
+                          {"metric", f.metric},
+                          {"value", num(f.value)},
+                          {"unit", f.unit},
+                          {"summary", f.summary},
+                          {"evidence", ev}});
+      findings_out.push_back({{"run", run.id},
+                              {"suite", run.suite},
+                              {"label", full_label(t.workload, t.label)},
+                              {"kind", f.kind},
+                              {"metric", f.metric},
+                              {"summary", f.summary}});
     }
     json host_events = json::array();
     for (const auto& f : t.host_events)
-      host_events.push_back({{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit},
-                             {"summary", f.summary}});
-    trials.push_back({{"trial", t.trial_id}, {"label", full_label(t.workload, t.label)}, {"status", t.status},
-                      {"error", t.error}, {"wall_s", secs(t.wall_s)}, {"steps", t.steps}, {"series", series},
-                      {"findings", findings}, {"host_events", host_events}});
+      host_events.push_back(
+          {{"kind", f.kind}, {"metric", f.metric}, {"value", num(f.value)}, {"unit", f.unit}, {"summary", f.summary}});
+    trials.push_back({{"trial", t.trial_id},
+                      {"label", full_label(t.workload, t.label)},
+                      {"status", t.status},
+                      {"error", t.error},
+                      {"wall_s", secs(t.wall_s)},
+                      {"steps", t.steps},
+                      {"series", series},
+                      {"findings", findings},
+                      {"host_events", host_events}});
   }
   return json{{"run", run.id}, {"suite", run.suite}, {"window_s", so.window_s}, {"trials", trials}};
 }
@@ -574,8 +598,11 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
     for (const auto& c : latest.configs) labels[c.config_id] = full_label(c.workload, c.label);
     for (const auto& t : latest.trials)
       if (t.status != model::TrialStatus::Ok)
-        failing.push_back({{"run", latest.run.id}, {"suite", suites[i]}, {"label", labels[t.config_id]},
-                           {"repeat", t.repeat}, {"status", std::string(model::to_string(t.status))},
+        failing.push_back({{"run", latest.run.id},
+                           {"suite", suites[i]},
+                           {"label", labels[t.config_id]},
+                           {"repeat", t.repeat},
+                           {"status", std::string(model::to_string(t.status))},
                            {"error", t.error}});
   }
   stats.suites = static_cast<int>(suites.size());
@@ -599,15 +626,23 @@ Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOption
     json gate = nullptr;
     if (auto g = gates.find(s.run.id); g != gates.end()) {
       const auto& latest = g->second.front();
-      gate = {{"id", latest.id}, {"outcome", latest.outcome}, {"baseline", latest.baseline},
+      gate = {{"id", latest.id},
+              {"outcome", latest.outcome},
+              {"baseline", latest.baseline},
               {"counts", verdict_counts(latest)}};
       for (const auto& c : latest.comparisons)
         if (c.verdict == model::VerdictKind::Regression && regressions.size() < k_max_regressions)
-          regressions.push_back({{"run", s.run.id}, {"suite", s.run.suite}, {"workload", c.workload},
-                                 {"label", full_label(c.workload, c.label)}, {"metric", c.metric.name},
-                                 {"unit", c.metric.unit}, {"baseline", num(c.base_median)},
-                                 {"candidate", num(c.cand_median)}, {"change_pct", num(c.change_rel * 100)},
-                                 {"gate", latest.id}, {"at", secs(latest.created_at)}});
+          regressions.push_back({{"run", s.run.id},
+                                 {"suite", s.run.suite},
+                                 {"workload", c.workload},
+                                 {"label", full_label(c.workload, c.label)},
+                                 {"metric", c.metric.name},
+                                 {"unit", c.metric.unit},
+                                 {"baseline", num(c.base_median)},
+                                 {"candidate", num(c.cand_median)},
+                                 {"change_pct", num(c.change_rel * 100)},
+                                 {"gate", latest.id},
+                                 {"at", secs(latest.created_at)}});
     }
     runs_json.push_back({{"id", s.run.id},
                          {"suite", s.run.suite},

@@ -12,16 +12,16 @@ namespace perfgate::report {
 
 struct DashboardOptions {
   std::string out_dir;
-  std::string db_label;          // shown in the page header
-  int max_runs = 1000;           // newest runs included
-  std::size_t soak_points = 2000;  // per drawn series of a soak
+  std::string db_label;                              // shown in the page header
+  int max_runs = 1000;                               // newest runs included
+  std::size_t soak_points = 2000;                    // per drawn series of a soak
   std::function<void(const std::string&)> progress;  // one line per stage; may be empty
 };
 
 struct DashboardStats {
   int runs = 0, suites = 0, soaks = 0;
-  long long bytes = 0;           // written in all
-  long long soak_samples = 0;    // raw samples read for the soak pages
+  long long bytes = 0;         // written in all
+  long long soak_samples = 0;  // raw samples read for the soak pages
 };
 
 Expected<DashboardStats> write_dashboard(store::Store& st, const DashboardOptions& opt);

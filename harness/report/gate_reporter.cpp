@@ -54,12 +54,12 @@ bool is_failure_test(const Comparison& c) { return c.metric.name == model::k_tri
 std::string resolution_text(const Comparison& c) {
   if (!c.tested || is_failure_test(c)) return "";
   if (c.underpowered) {
-    std::string need = c.trials_for_resolution > 0
-                           ? fmt::format("{} candidate trials would", c.trials_for_resolution)
-                           : "no number of candidate trials would (pool more baseline runs)";
+    std::string need = c.trials_for_resolution > 0 ? fmt::format("{} candidate trials would", c.trials_for_resolution)
+                                                   : "no number of candidate trials would (pool more baseline runs)";
     return fmt::format("no change of any size could be flagged at {}/{} trials: {}", c.n_base, c.n_cand, need);
   }
-  if (std::isfinite(c.detectable_rel)) return fmt::format("a change over {:.1f} % would have been seen", 100 * c.detectable_rel);
+  if (std::isfinite(c.detectable_rel))
+    return fmt::format("a change over {:.1f} % would have been seen", 100 * c.detectable_rel);
   return "";
 }
 
@@ -67,8 +67,10 @@ std::string resolution_text(const Comparison& c) {
 std::string note_cell(const Comparison& c) {
   std::vector<std::string> parts;
   if (c.verdict == VerdictKind::Inconclusive && !is_failure_test(c)) {
-    if (c.extra_trials > 0) parts.push_back(fmt::format("~{} more candidate trial(s) would likely decide", c.extra_trials));
-    else if (c.extra_trials < 0) parts.push_back("needs a larger baseline too (pool more runs)");
+    if (c.extra_trials > 0)
+      parts.push_back(fmt::format("~{} more candidate trial(s) would likely decide", c.extra_trials));
+    else if (c.extra_trials < 0)
+      parts.push_back("needs a larger baseline too (pool more runs)");
   }
   if ((c.verdict == VerdictKind::Unchanged || c.verdict == VerdictKind::Inconclusive) && !resolution_text(c).empty())
     parts.push_back(resolution_text(c));
@@ -90,11 +92,12 @@ std::string joint_lines(const GateReport& r, bool markdown) {
   for (const auto& j : r.joint) {
     if (j.verdict == VerdictKind::Unchanged) continue;
     std::string line = fmt::format(
-        "joint test of {} over {} configurations: {} (median change {}, {} beyond their thresholds the bad way, {} the good "
+        "joint test of {} over {} configurations: {} (median change {}, {} beyond their thresholds the bad way, {} the "
+        "good "
         "way; van Elteren p = {:.2g}{}, adjusted {:.2g})",
-        j.metric, j.configs, model::to_string(j.verdict), signed_percent(j.change_median_rel), j.moved_bad, j.moved_good,
-        j.p_van_elteren, std::isfinite(j.p_stouffer) ? fmt::format(", runs (Stouffer) p = {:.2g}", j.p_stouffer) : "",
-        j.p_adjusted);
+        j.metric, j.configs, model::to_string(j.verdict), signed_percent(j.change_median_rel), j.moved_bad,
+        j.moved_good, j.p_van_elteren,
+        std::isfinite(j.p_stouffer) ? fmt::format(", runs (Stouffer) p = {:.2g}", j.p_stouffer) : "", j.p_adjusted);
     out += (markdown ? "- " + markdown_escape(line) : line) + "\n";
   }
   return out;
@@ -102,7 +105,8 @@ std::string joint_lines(const GateReport& r, bool markdown) {
 
 std::string context_lines(const GateReport& r, bool markdown) {
   std::vector<std::string> lines;
-  for (const auto& [id, why] : r.left_out_runs) lines.push_back(fmt::format("left out run {} of the baseline: {}", id, why));
+  for (const auto& [id, why] : r.left_out_runs)
+    lines.push_back(fmt::format("left out run {} of the baseline: {}", id, why));
   if (!r.history_runs.empty()) {
     std::vector<std::string> ids;
     for (long long id : r.history_runs) ids.push_back(std::to_string(id));
@@ -118,11 +122,15 @@ std::string context_lines(const GateReport& r, bool markdown) {
 const char* colour_of(VerdictKind v) {
   switch (v) {
     case VerdictKind::Regression:
-    case VerdictKind::Failed: return "\x1b[31m";   // red
-    case VerdictKind::Improvement: return "\x1b[32m";  // green
+    case VerdictKind::Failed:
+      return "\x1b[31m";  // red
+    case VerdictKind::Improvement:
+      return "\x1b[32m";  // green
     case VerdictKind::Inconclusive:
-    case VerdictKind::Missing: return "\x1b[33m";  // yellow
-    case VerdictKind::Unchanged: break;
+    case VerdictKind::Missing:
+      return "\x1b[33m";  // yellow
+    case VerdictKind::Unchanged:
+      break;
   }
   return "";
 }
@@ -131,8 +139,9 @@ TextTable comparison_table(const GateReport& r, bool markdown) {
   TextTable t;
   using A = TextTable::Align;
   bool ratio = r.policy.bootstrap_resamples > 0;
-  std::vector<std::string> head = {"verdict", "workload", "configuration", "metric", "baseline", "candidate", "change",
-                                   fmt::format("{:.0f}% CI", r.policy.confidence * 100)};
+  std::vector<std::string> head = {
+      "verdict",  "workload",  "configuration", "metric",
+      "baseline", "candidate", "change",        fmt::format("{:.0f}% CI", r.policy.confidence * 100)};
   std::vector<A> align = {A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Right};
   if (ratio) {
     head.push_back("median ratio (bootstrap)");
@@ -145,14 +154,21 @@ TextTable comparison_table(const GateReport& r, bool markdown) {
   t.columns(head, align);
   for (const auto& c : r.comparisons) {
     std::string verdict(model::to_string(c.verdict));
-    if (markdown && (c.verdict == VerdictKind::Regression || c.verdict == VerdictKind::Failed)) verdict = "**" + verdict + "**";
-    std::vector<std::string> row = {verdict, c.workload, c.label.empty() ? "-" : c.label, c.metric.name,
-                                    median_cell(c.base_median, c, c.n_base), median_cell(c.cand_median, c, c.n_cand),
-                                    change_cell(c), interval_cell(c)};
+    if (markdown && (c.verdict == VerdictKind::Regression || c.verdict == VerdictKind::Failed))
+      verdict = "**" + verdict + "**";
+    std::vector<std::string> row = {verdict,
+                                    c.workload,
+                                    c.label.empty() ? "-" : c.label,
+                                    c.metric.name,
+                                    median_cell(c.base_median, c, c.n_base),
+                                    median_cell(c.cand_median, c, c.n_cand),
+                                    change_cell(c),
+                                    interval_cell(c)};
     if (ratio)
-      row.push_back(std::isfinite(c.ratio) ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", c.ratio, c.ratio_low, c.ratio_high) : "-");
-    for (auto cell : {fmt::format("±{:.0f}%", c.threshold_rel * 100), p_cell(c), fmt::format("{}/{}", c.n_base, c.n_cand),
-                      note_cell(c)})
+      row.push_back(std::isfinite(c.ratio) ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", c.ratio, c.ratio_low, c.ratio_high)
+                                           : "-");
+    for (auto cell : {fmt::format("±{:.0f}%", c.threshold_rel * 100), p_cell(c),
+                      fmt::format("{}/{}", c.n_base, c.n_cand), note_cell(c)})
       row.push_back(std::move(cell));
     t.row(std::move(row));
   }
@@ -189,7 +205,8 @@ std::string gate_headline(const GateReport& r) {
                      : r.outcome == "inconclusive" ? "INCONCLUSIVE"
                      : r.outcome == "error"        ? "ERROR"
                                                    : "PASS";
-  std::string added = r.adaptive ? fmt::format("; adaptive: {} trial(s) added in {} round(s)", r.trials_added, r.rounds) : "";
+  std::string added =
+      r.adaptive ? fmt::format("; adaptive: {} trial(s) added in {} round(s)", r.trials_added, r.rounds) : "";
   std::string resolution;
   if (r.underpowered > 0) {
     resolution = fmt::format("; {} comparison(s) could not have flagged a lone regression at their trial counts",
@@ -207,14 +224,14 @@ std::string gate_headline(const GateReport& r) {
 }
 
 std::string gate_table(const GateReport& r, bool colour) {
-  std::string out = fmt::format("perfgate {}: run {} ({}, commit {}) against {} (run{} {})\n", r.command, r.candidate.id,
-                                r.candidate.suite, r.candidate.git_commit.substr(0, 10),
+  std::string out = fmt::format("perfgate {}: run {} ({}, commit {}) against {} (run{} {})\n", r.command,
+                                r.candidate.id, r.candidate.suite, r.candidate.git_commit.substr(0, 10),
                                 r.baseline_selector.empty() ? "baseline" : r.baseline_selector,
                                 r.baseline_runs.size() == 1 ? "" : "s", runs_list(r.baseline_runs));
   out += fmt::format("policy: {} (FDR {}, {}, thresholds {} / {} / {} for throughput / latency / memory)\n",
-                     r.policy.path.empty() ? "built-in" : r.policy.path, r.policy.fdr, model::to_string(r.policy.correction),
-                     format_percent(r.policy.throughput_threshold), format_percent(r.policy.latency_threshold),
-                     format_percent(r.policy.memory_threshold));
+                     r.policy.path.empty() ? "built-in" : r.policy.path, r.policy.fdr,
+                     model::to_string(r.policy.correction), format_percent(r.policy.throughput_threshold),
+                     format_percent(r.policy.latency_threshold), format_percent(r.policy.memory_threshold));
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   out += "\n";
   std::string table = comparison_table(r, false).render();
@@ -245,7 +262,8 @@ std::string gate_table(const GateReport& r, bool colour) {
 std::string gate_markdown(const GateReport& r) {
   std::string icon = r.outcome == "regression" ? "❌" : r.outcome == "pass" ? "✅" : "⚠️";
   std::string out = fmt::format("{} **perfgate {}** — {}\n\n", icon, r.command, markdown_escape(gate_headline(r)));
-  std::string commit = r.candidate.git_commit.empty() ? "unknown" : "`" + markdown_escape(r.candidate.git_commit.substr(0, 12)) + "`";
+  std::string commit =
+      r.candidate.git_commit.empty() ? "unknown" : "`" + markdown_escape(r.candidate.git_commit.substr(0, 12)) + "`";
   out += fmt::format("Candidate: run {} of `{}`, commit {}{}. Baseline: `{}` (run{} {}). Policy: {}, FDR {}.\n\n",
                      r.candidate.id, markdown_escape(r.candidate.suite), commit,
                      r.candidate.git_branch.empty() ? "" : " (" + markdown_escape(r.candidate.git_branch) + ")",
@@ -277,15 +295,27 @@ std::string xml_escape(std::string_view s) {
   std::string clean = util::sanitize_utf8(s);
   for (unsigned char ch : clean) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters but tab, newline and carriage return.
-        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += "?";
-        else out += static_cast<char>(ch);
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+          out += "?";
+        else
+          out += static_cast<char>(ch);
     }
   }
   return out;
@@ -301,11 +331,11 @@ std::string gate_junit(const GateReport& r) {
                      xml_escape(r.candidate.suite), r.comparisons.size(), failures, skipped);
   for (const auto& c : r.comparisons) {
     std::string classname = c.workload + (c.label.empty() ? "" : " " + c.label);
-    std::string detail = fmt::format("{}: {} -> {}, change {} (CI {}), threshold ±{:.0f}%, p adj {}, n {}/{}{}",
-                                     c.metric.name, median_cell(c.base_median, c, c.n_base),
-                                     median_cell(c.cand_median, c, c.n_cand), change_cell(c), interval_cell(c),
-                                     c.threshold_rel * 100, p_cell(c), c.n_base, c.n_cand,
-                                     note_cell(c).empty() ? "" : "; " + note_cell(c));
+    std::string detail =
+        fmt::format("{}: {} -> {}, change {} (CI {}), threshold ±{:.0f}%, p adj {}, n {}/{}{}", c.metric.name,
+                    median_cell(c.base_median, c, c.n_base), median_cell(c.cand_median, c, c.n_cand), change_cell(c),
+                    interval_cell(c), c.threshold_rel * 100, p_cell(c), c.n_base, c.n_cand,
+                    note_cell(c).empty() ? "" : "; " + note_cell(c));
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(classname), xml_escape(c.metric.name));
     switch (c.verdict) {
       case VerdictKind::Regression:
@@ -320,7 +350,8 @@ std::string gate_junit(const GateReport& r) {
                            xml_escape(fmt::format("{}: {}", model::to_string(c.verdict), detail)));
         break;
       default:
-        out += fmt::format("\n      <system-out>{}</system-out>\n    ", xml_escape(fmt::format("{}: {}", model::to_string(c.verdict), detail)));
+        out += fmt::format("\n      <system-out>{}</system-out>\n    ",
+                           xml_escape(fmt::format("{}: {}", model::to_string(c.verdict), detail)));
     }
     out += "</testcase>\n";
   }
@@ -336,7 +367,9 @@ std::string gate_json(const GateReport& r) {
   j["outcome"] = r.outcome;
   j["headline"] = gate_headline(r);
   if (r.gate_id > 0) j["gate_id"] = r.gate_id;
-  j["candidate"] = {{"run", r.candidate.id}, {"suite", r.candidate.suite}, {"commit", r.candidate.git_commit},
+  j["candidate"] = {{"run", r.candidate.id},
+                    {"suite", r.candidate.suite},
+                    {"commit", r.candidate.git_commit},
                     {"branch", r.candidate.git_branch}};
   json runs = json::array();
   for (const auto& b : r.baseline_runs) runs.push_back(b.id);
@@ -349,9 +382,9 @@ std::string gate_json(const GateReport& r) {
                  {"bootstrap_resamples", r.policy.bootstrap_resamples},
                  {"bootstrap_seed", r.policy.bootstrap_seed},
                  {"confidence", r.policy.confidence}};
-  j["counts"] = {{"regression", r.counts.regression},   {"improvement", r.counts.improvement},
-                 {"unchanged", r.counts.unchanged},     {"inconclusive", r.counts.inconclusive},
-                 {"missing", r.counts.missing},         {"failed", r.counts.failed}};
+  j["counts"] = {{"regression", r.counts.regression}, {"improvement", r.counts.improvement},
+                 {"unchanged", r.counts.unchanged},   {"inconclusive", r.counts.inconclusive},
+                 {"missing", r.counts.missing},       {"failed", r.counts.failed}};
   j["adaptive"] = {{"enabled", r.adaptive}, {"rounds", r.rounds}, {"trials_added", r.trials_added}};
   j["warnings"] = r.warnings;
   j["family"] = r.family;
@@ -364,7 +397,8 @@ std::string gate_json(const GateReport& r) {
   for (const auto& [id, why] : r.left_out_runs) left.push_back({{"run", id}, {"reason", why}});
   j["baseline"]["left_out"] = std::move(left);
   j["baseline"]["history_runs"] = r.history_runs;
-  j["host_probe"] = {{"candidate_ms", num(r.probe_cand_ms)}, {"baseline_ms", num(r.probe_base_ms)}, {"notes", r.probe_notes}};
+  j["host_probe"] = {
+      {"candidate_ms", num(r.probe_cand_ms)}, {"baseline_ms", num(r.probe_base_ms)}, {"notes", r.probe_notes}};
   json joints = json::array();
   for (const auto& jt : r.joint)
     joints.push_back({{"metric", jt.metric},
@@ -381,48 +415,50 @@ std::string gate_json(const GateReport& r) {
   j["joint"] = std::move(joints);
   json cs = json::array();
   for (const auto& c : r.comparisons) {
-    cs.push_back({{"workload", c.workload},
-                  {"params", json::parse(c.params_json, nullptr, false)},
-                  {"label", c.label},
-                  {"node_class", c.node_class},
-                  {"metric", c.metric.name},
-                  {"unit", c.metric.unit},
-                  {"better", model::to_string(c.metric.better)},
-                  {"verdict", model::to_string(c.verdict)},
-                  {"threshold", c.threshold_rel},
-                  {"n_base", c.n_base},
-                  {"n_cand", c.n_cand},
-                  {"failed_base", c.failed_base},
-                  {"failed_cand", c.failed_cand},
-                  {"base_median", num(c.base_median)},
-                  {"cand_median", num(c.cand_median)},
-                  {"change", num(c.change_rel)},
-                  {"change_low", c.tested ? num(c.change_low_rel) : json(nullptr)},
-                  {"change_high", c.tested ? num(c.change_high_rel) : json(nullptr)},
-                  {"interval_coverage", c.tested ? num(c.interval_coverage) : json(nullptr)},
-                  {"ratio", num(c.ratio)},
-                  {"ratio_low", num(c.ratio_low)},
-                  {"ratio_high", num(c.ratio_high)},
-                  {"u", c.tested ? num(c.u) : json(nullptr)},
-                  {"p", c.tested ? num(c.p_value) : json(nullptr)},
-                  {"p_adjusted", c.tested ? num(c.p_adjusted) : json(nullptr)},
-                  {"exact", c.exact},
-                  {"extra_trials", c.extra_trials},
-                  {"added_trials", c.added_trials},
-                  {"base_left_out", c.base_left_out},
-                  {"p_trials", c.tested ? num(c.p_trials) : json(nullptr)},
-                  {"p_runs", num(c.p_runs)},
-                  {"run_spread_known", c.run_spread_known},
-                  {"run_sd", num(c.run_sd_rel)},
-                  {"base_runs", c.base_runs},
-                  {"history_runs", c.history_runs},
-                  {"detectable", c.tested && !is_failure_test(c) && std::isfinite(c.detectable_rel) ? json(c.detectable_rel) : json(nullptr)},
-                  {"underpowered", c.underpowered},
-                  {"trials_for_resolution", c.trials_for_resolution},
-                  {"joint", c.joint},
-                  {"failures", c.failures},
-                  {"resolution", resolution_text(c)},
-                  {"note", c.note}});
+    cs.push_back(
+        {{"workload", c.workload},
+         {"params", json::parse(c.params_json, nullptr, false)},
+         {"label", c.label},
+         {"node_class", c.node_class},
+         {"metric", c.metric.name},
+         {"unit", c.metric.unit},
+         {"better", model::to_string(c.metric.better)},
+         {"verdict", model::to_string(c.verdict)},
+         {"threshold", c.threshold_rel},
+         {"n_base", c.n_base},
+         {"n_cand", c.n_cand},
+         {"failed_base", c.failed_base},
+         {"failed_cand", c.failed_cand},
+         {"base_median", num(c.base_median)},
+         {"cand_median", num(c.cand_median)},
+         {"change", num(c.change_rel)},
+         {"change_low", c.tested ? num(c.change_low_rel) : json(nullptr)},
+         {"change_high", c.tested ? num(c.change_high_rel) : json(nullptr)},
+         {"interval_coverage", c.tested ? num(c.interval_coverage) : json(nullptr)},
+         {"ratio", num(c.ratio)},
+         {"ratio_low", num(c.ratio_low)},
+         {"ratio_high", num(c.ratio_high)},
+         {"u", c.tested ? num(c.u) : json(nullptr)},
+         {"p", c.tested ? num(c.p_value) : json(nullptr)},
+         {"p_adjusted", c.tested ? num(c.p_adjusted) : json(nullptr)},
+         {"exact", c.exact},
+         {"extra_trials", c.extra_trials},
+         {"added_trials", c.added_trials},
+         {"base_left_out", c.base_left_out},
+         {"p_trials", c.tested ? num(c.p_trials) : json(nullptr)},
+         {"p_runs", num(c.p_runs)},
+         {"run_spread_known", c.run_spread_known},
+         {"run_sd", num(c.run_sd_rel)},
+         {"base_runs", c.base_runs},
+         {"history_runs", c.history_runs},
+         {"detectable",
+          c.tested && !is_failure_test(c) && std::isfinite(c.detectable_rel) ? json(c.detectable_rel) : json(nullptr)},
+         {"underpowered", c.underpowered},
+         {"trials_for_resolution", c.trials_for_resolution},
+         {"joint", c.joint},
+         {"failures", c.failures},
+         {"resolution", resolution_text(c)},
+         {"note", c.note}});
   }
   j["comparisons"] = std::move(cs);
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -13,17 +13,17 @@
 namespace perfgate::report {
 
 struct GateReport {
-  std::string command = "gate";               // "gate" or "compare"
+  std::string command = "gate";  // "gate" or "compare"
   store::RunRecord candidate;
   std::vector<store::RunRecord> baseline_runs;
   std::string baseline_selector;
   model::GatePolicy policy;
-  std::vector<model::Comparison> comparisons; // most severe first
-  std::vector<model::JointTest> joint;        // one per metric compared across configurations
-  int family = 0;                             // tests under the false-discovery control
-  double alpha_lone = 0;                      // raw p a lone discovery needed
+  std::vector<model::Comparison> comparisons;  // most severe first
+  std::vector<model::JointTest> joint;         // one per metric compared across configurations
+  int family = 0;                              // tests under the false-discovery control
+  double alpha_lone = 0;                       // raw p a lone discovery needed
   analysis::VerdictCounts counts;
-  int underpowered = 0;                       // comparisons that could not have flagged a lone regression
+  int underpowered = 0;  // comparisons that could not have flagged a lone regression
   // Baseline runs the selector matched but the gate left out (their own gate
   // found something), with why; runs read for the run-to-run spread only.
   std::vector<std::pair<long long, std::string>> left_out_runs;
@@ -35,9 +35,9 @@ struct GateReport {
   bool adaptive = false;
   int rounds = 0, trials_added = 0;
   std::vector<std::string> warnings;
-  std::string outcome;                        // regression | underpowered | inconclusive | pass | error
-  long long gate_id = 0;                      // as stored; 0 when not stored
-  std::string dashboard_url;                  // Markdown links to the dashboard's views when set
+  std::string outcome;        // regression | underpowered | inconclusive | pass | error
+  long long gate_id = 0;      // as stored; 0 when not stored
+  std::string dashboard_url;  // Markdown links to the dashboard's views when set
 };
 
 // "regression" when any comparison regressed or failed (crashes, a risen

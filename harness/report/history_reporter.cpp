@@ -14,8 +14,9 @@ namespace {
 
 std::string describe(const analysis::HistoryChange& c, const analysis::HistorySeries& s) {
   return fmt::format("run {}{}: {} -> {} ({:+.1f}%, p {:.3f}){}", c.run_id,
-                     c.commit.empty() ? "" : " (" + c.commit.substr(0, 10) + ")", format_with_unit(c.before, s.metric.unit),
-                     format_with_unit(c.after, s.metric.unit), c.change_rel * 100, c.p_value,
+                     c.commit.empty() ? "" : " (" + c.commit.substr(0, 10) + ")",
+                     format_with_unit(c.before, s.metric.unit), format_with_unit(c.after, s.metric.unit),
+                     c.change_rel * 100, c.p_value,
                      c.regression ? " worse" : (s.metric.better == model::Better::None ? "" : " better"));
 }
 
@@ -36,8 +37,8 @@ std::string history_table(const HistoryReport& r) {
     for (const auto& c : s.changes) cps.push_back(describe(c, s));
     changes += static_cast<int>(s.changes.size());
     t.row({s.workload, s.label.empty() ? "-" : s.label, s.metric.name, std::to_string(s.points.size()),
-           format_with_unit(s.points.front().value, s.metric.unit), format_with_unit(s.points.back().value, s.metric.unit),
-           cps.empty() ? "none" : cps.front()});
+           format_with_unit(s.points.front().value, s.metric.unit),
+           format_with_unit(s.points.back().value, s.metric.unit), cps.empty() ? "none" : cps.front()});
     for (std::size_t i = 1; i < cps.size(); ++i) t.row({"", "", "", "", "", "", cps[i]});
   }
   out += t.render();
@@ -57,11 +58,18 @@ std::string history_json(const HistoryReport& r) {
   for (const auto& s : *r.series) {
     json pts = json::array();
     for (const auto& p : s.points)
-      pts.push_back({{"run", p.run_id}, {"commit", p.commit}, {"started_at", p.started_at}, {"value", p.value}, {"n", p.n}});
+      pts.push_back(
+          {{"run", p.run_id}, {"commit", p.commit}, {"started_at", p.started_at}, {"value", p.value}, {"n", p.n}});
     json cps = json::array();
     for (const auto& c : s.changes)
-      cps.push_back({{"index", c.index}, {"run", c.run_id}, {"commit", c.commit}, {"before", c.before},
-                     {"after", c.after}, {"change", c.change_rel}, {"p", c.p_value}, {"regression", c.regression}});
+      cps.push_back({{"index", c.index},
+                     {"run", c.run_id},
+                     {"commit", c.commit},
+                     {"before", c.before},
+                     {"after", c.after},
+                     {"change", c.change_rel},
+                     {"p", c.p_value},
+                     {"regression", c.regression}});
     series.push_back({{"workload", s.workload},
                       {"params", json::parse(s.params_json, nullptr, false)},
                       {"label", s.label},

@@ -37,7 +37,8 @@ json run_json(const store::RunRecord& r) {
   j["perfgate_version"] = r.perfgate_version;
   j["kind"] = model::to_string(r.kind);
   if (r.kind == model::RunKind::Soak)
-    j["soak"] = {{"duration_s", r.soak_duration_s}, {"window_s", r.soak_window_s}, {"hang_after_s", r.soak_hang_after_s}};
+    j["soak"] = {
+        {"duration_s", r.soak_duration_s}, {"window_s", r.soak_window_s}, {"hang_after_s", r.soak_hang_after_s}};
   return j;
 }
 
@@ -135,8 +136,12 @@ class JsonReporter final : public RunReporter {
                              {"node_fingerprint", t.node_fingerprint}});
     j["slow_devices"] = json::array();
     for (const auto& d : rs.slow_devices)
-      j["slow_devices"].push_back({{"host", d.host}, {"device_kind", d.device_kind}, {"devices", d.devices},
-                                   {"trials", d.trials}, {"median_worse", d.median_worse}, {"note", d.text()}});
+      j["slow_devices"].push_back({{"host", d.host},
+                                   {"device_kind", d.device_kind},
+                                   {"devices", d.devices},
+                                   {"trials", d.trials},
+                                   {"median_worse", d.median_worse},
+                                   {"note", d.text()}});
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
 

@@ -26,14 +26,12 @@ std::string against_best(const SweepEntry& e, const SweepResult& r) {
   std::string lead = fmt::format("best leads by {:+.1f}%", 100 * e.advantage_rel);
   if (e.beaten) return fmt::format("{}: better (p adj {:.2g})", lead, e.p_adjusted);
   std::string why =
-      e.advantage_rel <= r.threshold_rel
-          ? fmt::format("within the {:.0f} % threshold", 100 * r.threshold_rel)
-      : e.underpowered
-          ? fmt::format("{} and {} trials cannot be told apart (the smallest p, Holm-adjusted, is {:.2g})",
-                        r.entries.front().n, e.n, e.min_p_adjusted)
-          : fmt::format("not significant (p adj {:.2g})", e.p_adjusted);
-  std::string need = e.repeats_to_separate > 0 ? fmt::format("; ~{} repeats each would separate them", e.repeats_to_separate)
-                                               : "";
+      e.advantage_rel <= r.threshold_rel ? fmt::format("within the {:.0f} % threshold", 100 * r.threshold_rel)
+      : e.underpowered ? fmt::format("{} and {} trials cannot be told apart (the smallest p, Holm-adjusted, is {:.2g})",
+                                     r.entries.front().n, e.n, e.min_p_adjusted)
+                       : fmt::format("not significant (p adj {:.2g})", e.p_adjusted);
+  std::string need =
+      e.repeats_to_separate > 0 ? fmt::format("; ~{} repeats each would separate them", e.repeats_to_separate) : "";
   return fmt::format("tied: {}, {}{}", lead, why, need);
 }
 
@@ -41,18 +39,18 @@ std::string headline(const SweepResult& r) {
   const auto& best = r.entries.front();
   std::string direction = r.better == model::Better::Higher ? "highest" : "lowest";
   if (r.clear_winner)
-    return fmt::format("best: {} ({} {} {}), better than every other configuration beyond the {:.0f} % threshold", best.label,
-                       direction, r.metric, format_with_unit(best.median, r.unit), 100 * r.threshold_rel);
+    return fmt::format("best: {} ({} {} {}), better than every other configuration beyond the {:.0f} % threshold",
+                       best.label, direction, r.metric, format_with_unit(best.median, r.unit), 100 * r.threshold_rel);
   // Name up to two ties; a long list would bury the sentence.
-  std::string tied = r.tied_with_best.size() <= 2
-                         ? util::join(r.tied_with_best, " and ")
-                         : fmt::format("{}, {} and {} more", r.tied_with_best[0], r.tied_with_best[1],
-                                       r.tied_with_best.size() - 2);
+  std::string tied = r.tied_with_best.size() <= 2 ? util::join(r.tied_with_best, " and ")
+                                                  : fmt::format("{}, {} and {} more", r.tied_with_best[0],
+                                                                r.tied_with_best[1], r.tied_with_best.size() - 2);
   const bool resolution = std::all_of(r.entries.begin() + 1, r.entries.end(),
                                       [](const SweepEntry& e) { return e.beaten || e.underpowered; });
-  return fmt::format("no clear winner: {} has the {} {} ({}), tied with {}{}", best.label, direction, r.metric,
-                     format_with_unit(best.median, r.unit), tied,
-                     resolution ? fmt::format(" (at {} trials each no lead can be significant; add repeats)", best.n) : "");
+  return fmt::format(
+      "no clear winner: {} has the {} {} ({}), tied with {}{}", best.label, direction, r.metric,
+      format_with_unit(best.median, r.unit), tied,
+      resolution ? fmt::format(" (at {} trials each no lead can be significant; add repeats)", best.n) : "");
 }
 
 TextTable ranked_table(const SweepResult& r) {
@@ -95,9 +93,10 @@ std::string footnotes(const SweepResult& r) {
   std::string out;
   if (std::any_of(r.entries.begin(), r.entries.end(), [](const SweepEntry& e) { return e.min_max && e.n > 1; }))
     out += "* fewer than 6 trials: the interval is [min, max], not 95 %\n";
-  out += fmt::format("method: the best against each other configuration, two-sided Mann-Whitney, Holm over {} comparisons "
-                     "at alpha 0.05, and a lead beyond the {:.0f} % threshold (docs/statistics.md, \"Sweeps\")\n",
-                     r.entries.size() - 1, 100 * r.threshold_rel);
+  out += fmt::format(
+      "method: the best against each other configuration, two-sided Mann-Whitney, Holm over {} comparisons "
+      "at alpha 0.05, and a lead beyond the {:.0f} % threshold (docs/statistics.md, \"Sweeps\")\n",
+      r.entries.size() - 1, 100 * r.threshold_rel);
   for (const auto& n : r.notes) out += "note: " + n + "\n";
   return out;
 }
@@ -121,7 +120,8 @@ std::string sweep_table(const SweepResult& r) {
 }
 
 std::string sweep_markdown(const SweepResult& r) {
-  std::string out = fmt::format("**perfgate sweep** — {}\n\n", markdown_escape(headline(r))) + ranked_table(r).render_markdown();
+  std::string out =
+      fmt::format("**perfgate sweep** — {}\n\n", markdown_escape(headline(r))) + ranked_table(r).render_markdown();
   if (!r.axes.empty()) out += "\n" + axes_table(r).render_markdown();
   out += "\n" + markdown_escape(footnotes(r));
   return out;
@@ -159,9 +159,12 @@ std::string sweep_json(const SweepResult& r) {
                        {"underpowered", e.underpowered}});
   json cells = json::array();
   for (const auto& c : r.cells)
-    cells.push_back({{"row", c.row}, {"column", c.column}, {"configurations", c.configurations},
-                     {"rank", c.entry >= 0 ? json(r.entries[static_cast<std::size_t>(c.entry)].rank) : json(nullptr)},
-                     {"median", c.entry >= 0 ? num(r.entries[static_cast<std::size_t>(c.entry)].median) : json(nullptr)}});
+    cells.push_back(
+        {{"row", c.row},
+         {"column", c.column},
+         {"configurations", c.configurations},
+         {"rank", c.entry >= 0 ? json(r.entries[static_cast<std::size_t>(c.entry)].rank) : json(nullptr)},
+         {"median", c.entry >= 0 ? num(r.entries[static_cast<std::size_t>(c.entry)].median) : json(nullptr)}});
   json j = {{"metric", r.metric},
             {"unit", r.unit},
             {"better", model::to_string(r.better)},
@@ -192,11 +195,10 @@ std::string sweep_csv(const SweepResult& r) {
       auto it = e.config->params.find(p);
       out += "," + csv_field(it == e.config->params.end() ? "" : it->second.text);
     }
-    out += fmt::format(",{},{},{},{},{},{},{},{},{},{}\n", e.n, util::format_number(e.median), util::format_number(e.ci_low),
-                       util::format_number(e.ci_high), e.min_max ? 1 : 0,
-                       e.rank == 1 ? "" : util::format_number(e.advantage_rel),
-                       e.rank == 1 ? "" : util::format_number(e.p_adjusted), e.beaten ? 1 : 0, csv_field(r.metric),
-                       csv_field(r.unit));
+    out += fmt::format(
+        ",{},{},{},{},{},{},{},{},{},{}\n", e.n, util::format_number(e.median), util::format_number(e.ci_low),
+        util::format_number(e.ci_high), e.min_max ? 1 : 0, e.rank == 1 ? "" : util::format_number(e.advantage_rel),
+        e.rank == 1 ? "" : util::format_number(e.p_adjusted), e.beaten ? 1 : 0, csv_field(r.metric), csv_field(r.unit));
   }
   return out;
 }

@@ -43,8 +43,10 @@ std::string TextTable::render() const {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       std::size_t pad = w[i] - width(cells[i]);
       bool last = i + 1 == cells.size();
-      if (m_align[i] == Align::Right) out += std::string(pad, ' ') + cells[i];
-      else out += cells[i] + (last ? "" : std::string(pad, ' '));
+      if (m_align[i] == Align::Right)
+        out += std::string(pad, ' ') + cells[i];
+      else
+        out += cells[i] + (last ? "" : std::string(pad, ' '));
       if (!last) out += "  ";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
@@ -74,12 +76,23 @@ std::string markdown_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\n': out += ' '; break;
-      default: out += c;
+      case '|':
+        out += "\\|";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+        out += ' ';
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -35,14 +35,16 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
   ShowParts p;
   const auto& r = rs.run;
   p.title = fmt::format("run {} · suite {} · {}", r.id, r.suite, model::to_string(r.status));
-  p.facts.push_back(fmt::format("started {}{}", format_utc(r.started_at),
-                                r.ended_at > 0 ? fmt::format(", took {}", util::format_duration(r.ended_at - r.started_at)) : ""));
-  p.facts.push_back(fmt::format("trials: {} ok, {} failed{}{}", rs.trials_ok, rs.trials_failed,
-                                rs.trials_interrupted ? fmt::format(", {} interrupted", rs.trials_interrupted) : "",
-                                rs.trials_lost ? fmt::format(", {} lost with their worker and run again", rs.trials_lost)
-                                               : ""));
+  p.facts.push_back(
+      fmt::format("started {}{}", format_utc(r.started_at),
+                  r.ended_at > 0 ? fmt::format(", took {}", util::format_duration(r.ended_at - r.started_at)) : ""));
+  p.facts.push_back(
+      fmt::format("trials: {} ok, {} failed{}{}", rs.trials_ok, rs.trials_failed,
+                  rs.trials_interrupted ? fmt::format(", {} interrupted", rs.trials_interrupted) : "",
+                  rs.trials_lost ? fmt::format(", {} lost with their worker and run again", rs.trials_lost) : ""));
   if (!r.git_commit.empty())
-    p.facts.push_back(fmt::format("commit {}{}", short_commit(r.git_commit), r.git_branch.empty() ? "" : " (" + r.git_branch + ")"));
+    p.facts.push_back(
+        fmt::format("commit {}{}", short_commit(r.git_commit), r.git_branch.empty() ? "" : " (" + r.git_branch + ")"));
   if (!r.tags.empty()) p.facts.push_back("tags " + util::join(r.tags, ", "));
   p.facts.push_back(fmt::format("seed {}", r.seed));
   p.facts.push_back("host " + r.host);
@@ -74,9 +76,14 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
         p.small_coverage = std::min(p.small_coverage, m.ci_coverage);
       }
       if (m.n < 2) ci = "-";
-      std::vector<std::string> row = {first_row ? c.workload : "", first_row ? (c.label.empty() ? "-" : c.label) : "",
-                                      m.info.name, std::to_string(m.n), format_with_unit(m.median, m.info.unit), ci,
-                                      m.n < 2 ? "-" : format_percent(m.cv), first_row ? first_step : ""};
+      std::vector<std::string> row = {first_row ? c.workload : "",
+                                      first_row ? (c.label.empty() ? "-" : c.label) : "",
+                                      m.info.name,
+                                      std::to_string(m.n),
+                                      format_with_unit(m.median, m.info.unit),
+                                      ci,
+                                      m.n < 2 ? "-" : format_percent(m.cv),
+                                      first_row ? first_step : ""};
       if (any_steady) row.push_back(first_row ? steady : "");
       p.table.row(std::move(row));
       first_row = false;
@@ -84,7 +91,8 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
     }
     if (first_row) {  // no metric at all: every trial failed
       if (!first_group) p.table.separator();
-      std::vector<std::string> row = {c.workload, c.label.empty() ? "-" : c.label, "(no successful trial)", "0", "-", "-", "-", "-"};
+      std::vector<std::string> row = {
+          c.workload, c.label.empty() ? "-" : c.label, "(no successful trial)", "0", "-", "-", "-", "-"};
       if (any_steady) row.push_back("-");
       p.table.row(std::move(row));
       first_group = false;
@@ -110,9 +118,10 @@ class TableReporter final : public RunReporter {
     auto p = build(rs, opts);
     std::string out = p.title + "\n" + util::join(p.facts, " · ") + "\n\n" + p.table.render();
     if (p.any_small_n)
-      out += fmt::format("\n* fewer than 6 trials: the interval is [min, max], which holds the median with {:.1f}% "
-                         "confidence; add repeats for a 95% interval\n",
-                         p.small_coverage * 100);
+      out += fmt::format(
+          "\n* fewer than 6 trials: the interval is [min, max], which holds the median with {:.1f}% "
+          "confidence; add repeats for a 95% interval\n",
+          p.small_coverage * 100);
     if (!p.failures.empty()) out += "\nfailed trials:\n  " + util::join(p.failures, "\n  ") + "\n";
     if (!p.notes.empty()) out += "\nnotes:\n  " + util::join(p.notes, "\n  ") + "\n";
     return out;
@@ -140,12 +149,13 @@ class MarkdownReporter final : public RunReporter {
  public:
   std::string show(const analysis::RunSummary& rs, const ShowOptions& opts) const override {
     auto p = build(rs, opts);
-    std::string out = "### perfgate " + markdown_escape(p.title) + "\n\n" + markdown_escape(util::join(p.facts, " · ")) +
-                      "\n\n" + p.table.render_markdown();
+    std::string out = "### perfgate " + markdown_escape(p.title) + "\n\n" +
+                      markdown_escape(util::join(p.facts, " · ")) + "\n\n" + p.table.render_markdown();
     if (p.any_small_n)
-      out += fmt::format("\n\\* fewer than 6 trials: the interval is [min, max], which holds the median with {:.1f}% "
-                         "confidence.\n",
-                         p.small_coverage * 100);
+      out += fmt::format(
+          "\n\\* fewer than 6 trials: the interval is [min, max], which holds the median with {:.1f}% "
+          "confidence.\n",
+          p.small_coverage * 100);
     if (!p.failures.empty()) {
       out += "\n**Failed trials**\n\n";
       for (const auto& f : p.failures) out += "- " + markdown_escape(f) + "\n";
@@ -170,9 +180,9 @@ class MarkdownReporter final : public RunReporter {
               {TextTable::Align::Right, TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left,
                TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Left, TextTable::Align::Left});
     for (const auto& r : rows)
-      t.row({std::to_string(r.run.id), r.run.suite, format_utc(r.run.started_at), std::string(model::to_string(r.run.status)),
-             std::to_string(r.trials_ok), std::to_string(r.trials_failed), util::join(r.run.tags, ","),
-             short_commit(r.run.git_commit)});
+      t.row({std::to_string(r.run.id), r.run.suite, format_utc(r.run.started_at),
+             std::string(model::to_string(r.run.status)), std::to_string(r.trials_ok), std::to_string(r.trials_failed),
+             util::join(r.run.tags, ","), short_commit(r.run.git_commit)});
     return t.render_markdown();
   }
 };

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/run_summary.hpp"
-#include "harness/stats/descriptive.hpp"
 #include "harness/exec/capture.hpp"
 #include "harness/model/params.hpp"
+#include "harness/stats/descriptive.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
@@ -65,14 +65,20 @@ class GitOracle final : public analysis::BisectOracle {
  public:
   GitOracle(store::Store& st, exec::Launcher& launcher, const BisectRequest& req, BisectReport& report,
             const model::Suite& suite, const model::Case& the_case, std::string worktrees)
-      : m_st(st), m_launcher(launcher), m_req(req), m_report(report), m_suite(suite), m_case(the_case),
+      : m_st(st),
+        m_launcher(launcher),
+        m_req(req),
+        m_report(report),
+        m_suite(suite),
+        m_case(the_case),
         m_worktrees(std::move(worktrees)) {}
 
   Expected<bool> build(std::size_t i) override {
     auto& c = m_report.commits[i];
     if (!m_worktree_of[i].empty()) return true;
     auto tree = git(m_req.repo, {"rev-parse", c.sha + "^{tree}"});
-    if (!tree.ok()) return Error::harness(fmt::format("git cannot read the tree of {}: {}", c.sha, why_git_failed(tree)));
+    if (!tree.ok())
+      return Error::harness(fmt::format("git cannot read the tree of {}: {}", c.sha, why_git_failed(tree)));
     const std::string tree_hash(util::trim(tree.out));
     const std::string key = util::fnv1a_hex(tree_hash + '\n' + m_req.build_command);
     auto cached = m_st.find_build(key);
@@ -175,7 +181,8 @@ class GitOracle final : public analysis::BisectOracle {
       return **v;
     }
     auto wt = m_worktree_of.find(i);
-    if (wt == m_worktree_of.end()) return Error::harness(fmt::format("commit {} was measured before it was built", c.sha));
+    if (wt == m_worktree_of.end())
+      return Error::harness(fmt::format("commit {} was measured before it was built", c.sha));
     RunOptions ro = m_req.run;
     ro.kind = model::RunKind::Bisect;
     ro.commit = c.sha;
@@ -221,7 +228,8 @@ class GitOracle final : public analysis::BisectOracle {
     git(m_req.repo, {"worktree", "prune"});
     fs::create_directories(wt.parent_path(), ec);
     auto add = git(m_req.repo, {"worktree", "add", "--detach", "--force", wt.string(), sha}, 300);
-    if (!add.ok()) return Error::harness(fmt::format("git worktree add {} {}: {}", wt.string(), sha, why_git_failed(add)));
+    if (!add.ok())
+      return Error::harness(fmt::format("git worktree add {} {}: {}", wt.string(), sha, why_git_failed(add)));
     return Ok{};
   }
 
@@ -244,8 +252,10 @@ class GitOracle final : public analysis::BisectOracle {
           m_report.better = row->info.better == model::Better::None ? model::Better::Lower : row->info.better;
         }
         for (const auto& t : row->trials)
-          if (std::isfinite(t.value)) r.values.push_back(t.value);
-          else ++r.failed;
+          if (std::isfinite(t.value))
+            r.values.push_back(t.value);
+          else
+            ++r.failed;
       } else {
         r.failed += cs.trials_ok;  // the metric is missing: nothing to compare
       }
@@ -269,9 +279,12 @@ class GitOracle final : public analysis::BisectOracle {
 
 const char* kind_name(analysis::BisectEnd k) {
   switch (k) {
-    case analysis::BisectEnd::Culprit: return "culprit";
-    case analysis::BisectEnd::Range: return "range";
-    case analysis::BisectEnd::NoRegression: return "no-regression";
+    case analysis::BisectEnd::Culprit:
+      return "culprit";
+    case analysis::BisectEnd::Range:
+      return "range";
+    case analysis::BisectEnd::NoRegression:
+      return "no-regression";
   }
   return "?";
 }
@@ -291,24 +304,26 @@ Expected<std::vector<GitCommit>> first_parent_range(const std::string& repo, con
   if (!anc.ran || (anc.exit_code != 0 && anc.exit_code != 1))
     return Error::harness(fmt::format("git merge-base: {}", why_git_failed(anc)));
   if (anc.exit_code == 1)
-    return Error::input(fmt::format("--good {} is not an ancestor of --bad {}: nothing lies between them to search",
-                                    good, bad));
+    return Error::input(
+        fmt::format("--good {} is not an ancestor of --bad {}: nothing lies between them to search", good, bad));
   auto log = git(repo, {"log", "--first-parent", "--format=%H%x09%s", *g + ".." + *b}, 120);
   if (!log.ok()) return Error::harness(fmt::format("git log: {}", why_git_failed(log)));
   std::vector<GitCommit> out;
   for (auto line : util::split(log.out, '\n')) {
     if (line.empty()) continue;
     auto tab = line.find('\t');
-    out.push_back({std::string(line.substr(0, tab)), tab == std::string_view::npos ? "" : std::string(line.substr(tab + 1))});
+    out.push_back(
+        {std::string(line.substr(0, tab)), tab == std::string_view::npos ? "" : std::string(line.substr(tab + 1))});
   }
   std::reverse(out.begin(), out.end());
   if (out.empty()) return Error::input(fmt::format("no commits between --good {} and --bad {}", good, bad));
   // The oldest listed must sit right on good: else good is off bad's first-parent line (on a merged branch).
   auto parent = git(repo, {"rev-parse", out.front().sha + "^1"});
   if (!parent.ok() || util::trim(parent.out) != *g)
-    return Error::input(fmt::format("--good {} is an ancestor of --bad {} but not on its first-parent history (it came "
-                                    "in through a merge); bisect along the mainline from the merge's parent",
-                                    good, bad));
+    return Error::input(
+        fmt::format("--good {} is an ancestor of --bad {} but not on its first-parent history (it came "
+                    "in through a merge); bisect along the mainline from the merge's parent",
+                    good, bad));
   auto subject = git(repo, {"log", "-1", "--format=%s", *g});
   out.insert(out.begin(), GitCommit{*g, subject.ok() ? first_line(subject.out) : ""});
   return out;
@@ -328,7 +343,8 @@ Expected<BisectReport> run_git_bisect(store::Store& st, exec::Launcher& launcher
       if (name == "commit" || name == "worktree") return std::string("x");
       return std::nullopt;
     });
-    if (!probe) return Error::input(fmt::format("--build: {} (placeholders: {{commit}}, {{worktree}})", probe.error().message));
+    if (!probe)
+      return Error::input(fmt::format("--build: {} (placeholders: {{commit}}, {{worktree}})", probe.error().message));
   }
   auto commits = first_parent_range(req.repo, req.good, req.bad);
   if (!commits) return commits.error();
@@ -356,9 +372,10 @@ Expected<BisectReport> run_git_bisect(store::Store& st, exec::Launcher& launcher
   if (cases->size() > 1) {
     std::vector<std::string> labels;
     for (const auto& c : *cases) labels.push_back(c.label);
-    return Error::input(fmt::format("--only selects {} configurations of {} ({}); bisect follows one: add --only KEY=VALUE "
-                                    "until one is left",
-                                    cases->size(), req.suite_path, util::join(labels, "; ")));
+    return Error::input(
+        fmt::format("--only selects {} configurations of {} ({}); bisect follows one: add --only KEY=VALUE "
+                    "until one is left",
+                    cases->size(), req.suite_path, util::join(labels, "; ")));
   }
   const model::Case the_case = cases->front();
   report.suite = suite->name;
@@ -422,8 +439,10 @@ Expected<BisectReport> run_git_bisect(store::Store& st, exec::Launcher& launcher
   report.result = std::move(*result);
   std::string outcome = "no-regression";
   for (const auto& f : report.result.findings) {
-    if (f.kind == analysis::BisectEnd::Culprit) outcome = "culprit";
-    else if (f.kind == analysis::BisectEnd::Range && outcome != "culprit") outcome = "range";
+    if (f.kind == analysis::BisectEnd::Culprit)
+      outcome = "culprit";
+    else if (f.kind == analysis::BisectEnd::Range && outcome != "culprit")
+      outcome = "range";
   }
   return finish(outcome);
 }

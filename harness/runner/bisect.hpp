@@ -21,8 +21,8 @@
 namespace perfgate::runner {
 
 struct BisectRequest {
-  std::string repo = ".";             // a git checkout holding both commits
-  std::string good, bad;              // refs
+  std::string repo = ".";  // a git checkout holding both commits
+  std::string good, bad;   // refs
   // A shell command run in the commit's worktree; {commit} and {worktree}
   // are replaced (the path shell-quoted), and PERFGATE_COMMIT /
   // PERFGATE_WORKTREE are set.
@@ -30,23 +30,23 @@ struct BisectRequest {
   double build_timeout_s = 3600;
   std::string suite_path;
   std::vector<std::string> onlys, sets, profiles;
-  std::string metric;                 // empty: the configuration's primary metric
-  std::string worktrees_dir;          // empty: <artifacts_root>/bisect/worktrees
+  std::string metric;         // empty: the configuration's primary metric
+  std::string worktrees_dir;  // empty: <artifacts_root>/bisect/worktrees
   analysis::BisectOptions search;
-  RunOptions run;                     // artifacts_root, command_line; progress is unused (see on_progress)
+  RunOptions run;  // artifacts_root, command_line; progress is unused (see on_progress)
 };
 
 struct BisectCommit {
   std::string sha, subject;
-  std::string build_status;           // "" (not built), ok, failed, cached
-  std::string build_log;              // its stdout log (stderr beside it, .err.log)
-  std::string build_error;            // last lines of stderr when it failed
-  std::vector<long long> runs;        // bisect runs read for it, in order
-  int runs_reused = 0;                // of those, runs stored before this bisect
+  std::string build_status;     // "" (not built), ok, failed, cached
+  std::string build_log;        // its stdout log (stderr beside it, .err.log)
+  std::string build_error;      // last lines of stderr when it failed
+  std::vector<long long> runs;  // bisect runs read for it, in order
+  int runs_reused = 0;          // of those, runs stored before this bisect
 };
 
 struct BisectReport {
-  long long bisect_id = 0;            // in the store
+  long long bisect_id = 0;  // in the store
   std::string repo, suite, workload, params_json, label, metric, unit;
   model::Better better = model::Better::Lower;
   std::string good_ref, bad_ref;
@@ -55,7 +55,7 @@ struct BisectReport {
   int builds_run = 0, builds_cached = 0;
   long long trials_run = 0, trials_reused = 0;
   bool interrupted = false;
-  std::string outcome;                // culprit | range | no-regression | interrupted
+  std::string outcome;  // culprit | range | no-regression | interrupted
 };
 
 using BisectProgressFn = std::function<void(const analysis::BisectProgress&, const BisectReport&)>;

@@ -121,8 +121,10 @@ void TrialCollector::drain_sampling() {
       s.info = sampling::sampler_metric_info(tr.reading.metric);
       if (m_store_status) {
         auto sid = m_store.metric_id(s.info);
-        if (sid) s.store_id = *sid;
-        else m_store_status = sid.error();
+        if (sid)
+          s.store_id = *sid;
+        else
+          m_store_status = sid.error();
       }
       it = m_sampled_index.emplace(tr.reading.metric, m_sampled.size()).first;
       m_sampled.push_back(std::move(s));
@@ -175,9 +177,10 @@ void TrialCollector::on_tick(double t_s, bool final) {
   if (m_hang_after_s > 0 && m_stop.empty() && !final) {
     double since = m_steps > 0 ? m_last_step_t : 0;
     if (t_s - since >= m_hang_after_s)
-      m_stop = m_steps > 0 ? fmt::format("hang: no step record for {:.0f} s (the last, step {} of {}, arrived at {:.1f} s)",
-                                         t_s - since, m_last_step_no, m_steps, m_last_step_t)
-                           : fmt::format("hang: no step record in the first {:.0f} s", t_s);
+      m_stop = m_steps > 0
+                   ? fmt::format("hang: no step record for {:.0f} s (the last, step {} of {}, arrived at {:.1f} s)",
+                                 t_s - since, m_last_step_no, m_steps, m_last_step_t)
+                   : fmt::format("hang: no step record in the first {:.0f} s", t_s);
   }
   if (m_progress && m_window_s > 0) {
     if (m_window_end == 0) m_window_end = m_window_s;
@@ -187,7 +190,8 @@ void TrialCollector::on_tick(double t_s, bool final) {
     }
   }
   if (final) {
-    m_metrics_file.lines.finish([&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
+    m_metrics_file.lines.finish(
+        [&](std::string_view line, bool oversized) { m_parser.feed_file_line(line, oversized, t_s); });
     if (m_output) {
       m_log_file.lines.finish([&](std::string_view line, bool oversized) {
         m_output->feed_line(line, metrics::LineSource::File, oversized, t_s);
@@ -196,7 +200,8 @@ void TrialCollector::on_tick(double t_s, bool final) {
       if (m_whole_file.empty() || m_whole_file_before.empty() || file_state(m_whole_file) != m_whole_file_before)
         m_output->finish(t_s);
       else
-        m_stale_note = fmt::format("{} was not written during the trial; its earlier content was not read", m_whole_file);
+        m_stale_note =
+            fmt::format("{} was not written during the trial; its earlier content was not read", m_whole_file);
     }
     flush();
     if (auto st = m_writer.drain(); !st && m_store_status) m_store_status = st;
@@ -253,10 +258,18 @@ stats::StepSeries& TrialCollector::values_of(Series& s) {
   if (!s.values) {
     stats::WarmupRule rule;
     switch (m_warmup.kind) {
-      case model::Warmup::Kind::None: rule.kind = stats::WarmupRule::Kind::None; break;
-      case model::Warmup::Kind::Steps: rule.kind = stats::WarmupRule::Kind::Steps; break;
-      case model::Warmup::Kind::Seconds: rule.kind = stats::WarmupRule::Kind::Seconds; break;
-      case model::Warmup::Kind::Auto: rule.kind = stats::WarmupRule::Kind::Auto; break;
+      case model::Warmup::Kind::None:
+        rule.kind = stats::WarmupRule::Kind::None;
+        break;
+      case model::Warmup::Kind::Steps:
+        rule.kind = stats::WarmupRule::Kind::Steps;
+        break;
+      case model::Warmup::Kind::Seconds:
+        rule.kind = stats::WarmupRule::Kind::Seconds;
+        break;
+      case model::Warmup::Kind::Auto:
+        rule.kind = stats::WarmupRule::Kind::Auto;
+        break;
     }
     rule.amount = m_warmup.amount;
     // A fixed seed: the same trial gives the same summary.
@@ -385,8 +398,9 @@ TrialCollector::Result TrialCollector::finish() {
       m.n_total = m.n_steady = 1;
       m.mean = m.median = m.p90 = m.p99 = m.min = m.max = m.value = s.summary_value;
       m.is_scalar = true;
-      if (s.summary_varied) r.notes.push_back(fmt::format("{} was reported with different values; the last, {}, is kept",
-                                                          s.info.name, util::format_value(s.summary_value)));
+      if (s.summary_varied)
+        r.notes.push_back(fmt::format("{} was reported with different values; the last, {}, is kept", s.info.name,
+                                      util::format_value(s.summary_value)));
       r.summaries.push_back(m);
       r.summary_metric_ids.push_back(s.store_id);
       continue;
@@ -397,7 +411,8 @@ TrialCollector::Result TrialCollector::finish() {
       r.notes.push_back(fmt::format("{} is a fact but changed within the trial: {} to {}", s.info.name,
                                     util::format_value(sum.min), util::format_value(sum.max)));
     if (sum.n_nonfinite > 0)
-      r.notes.push_back(fmt::format("{} of {} values of {} were NaN or infinite", sum.n_nonfinite, sum.n_total, s.info.name));
+      r.notes.push_back(
+          fmt::format("{} of {} values of {} were NaN or infinite", sum.n_nonfinite, sum.n_total, s.info.name));
     if (sum.n_steady == 0) {
       if (sum.n_nonfinite < sum.n_total) {
         r.notes.push_back(fmt::format("warm-up ({}) excluded all {} steps of {}; no steady-state summary",
@@ -429,8 +444,8 @@ TrialCollector::Result TrialCollector::finish() {
     // a stall weighs what it cost. Times and the rest: the median, robust to stalls.
     m.value = s.info.better == model::Better::Higher ? sum.harmonic : sum.median;
     if (sum.sampled)
-      r.notes.push_back(fmt::format("quantiles of {} come from a uniform sample of {} of its {} steady values", s.info.name,
-                                    stats::StepSeries::k_max_kept, sum.n_steady));
+      r.notes.push_back(fmt::format("quantiles of {} come from a uniform sample of {} of its {} steady values",
+                                    s.info.name, stats::StepSeries::k_max_kept, sum.n_steady));
     r.summaries.push_back(m);
     r.summary_metric_ids.push_back(s.store_id);
   }

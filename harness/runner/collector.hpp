@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/stats/running.hpp"
 #include "harness/exec/launcher.hpp"
 #include "harness/metrics/output_parser.hpp"
 #include "harness/metrics/protocol.hpp"
-#include "harness/runner/sample_writer.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
+#include "harness/runner/sample_writer.hpp"
 #include "harness/sampling/session.hpp"
+#include "harness/stats/running.hpp"
 #include "harness/stats/step_series.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/line_splitter.hpp"
@@ -60,14 +60,14 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
 
   // Soak: what the trial reported so far, handed out at the end of every window.
   struct Progress {
-    double t_s = 0;                   // since the start
+    double t_s = 0;  // since the start
     long long steps = 0;
     double last_step_t_s = -1;
-    std::string primary;              // set_primary's, step_time_ms, or the first metric reported
-    double window_value = std::nan(""); // median of the primary over the last window
+    std::string primary;                 // set_primary's, step_time_ms, or the first metric reported
+    double window_value = std::nan("");  // median of the primary over the last window
     double first_window_value = std::nan("");
-    double drift_pct_per_h = std::nan("");  // of the primary, Theil-Sen over window medians so far
-    double throughput = std::nan("");       // median `throughput` of the last window, when reported
+    double drift_pct_per_h = std::nan("");                // of the primary, Theil-Sen over window medians so far
+    double throughput = std::nan("");                     // median `throughput` of the last window, when reported
     std::vector<std::pair<std::string, double>> sampled;  // latest sampler readings
   };
   void set_progress(double window_s, std::function<void(const Progress&)> callback) {
@@ -124,9 +124,9 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
     bool meta_changed = false;
     bool has_summary = false;
     double summary_value = 0;
-    bool summary_varied = false;      // a fact's summary line repeated with another value
+    bool summary_varied = false;  // a fact's summary line repeated with another value
     bool first_value_seen = false;
-    double first_value = 0;           // the series' first value (first_step_ms of the step times)
+    double first_value = 0;  // the series' first value (first_step_ms of the step times)
     // The step values: warm-up, steady reservoir and moments (stats/step_series.hpp).
     std::unique_ptr<stats::StepSeries> values;
   };
@@ -166,13 +166,13 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   model::Warmup m_warmup;
   std::vector<std::string> m_primary_names = {"step_time_ms"};
   std::size_t m_primary_rank = static_cast<std::size_t>(-1);  // of the followed series in m_primary_names
-  metrics::MetricRegistry m_registry;  // shared by the protocol parser and the output parser
+  metrics::MetricRegistry m_registry;                         // shared by the protocol parser and the output parser
   metrics::ProtocolParser m_parser;
   TailedFile m_metrics_file;
   std::unique_ptr<metrics::OutputParser> m_output;
-  TailedFile m_log_file;  // the output parser's log file, when the suite names one
-  std::string m_whole_file;              // gbench: the file read at the end
-  std::string m_whole_file_before;       // its size and time before the trial; "" when it did not exist
+  TailedFile m_log_file;            // the output parser's log file, when the suite names one
+  std::string m_whole_file;         // gbench: the file read at the end
+  std::string m_whole_file_before;  // its size and time before the trial; "" when it did not exist
   std::string m_stale_note;
   std::vector<Series> m_series;  // indexed by parser metric id
   std::vector<store::SampleRow> m_pending;
@@ -192,8 +192,8 @@ class TrialCollector final : public exec::TrialObserver, public metrics::Protoco
   double m_window_s = 0;
   std::function<void(const Progress&)> m_progress;
   static constexpr std::string_view k_auto_lead = "step_time_ms";  // the series that decides warmup: auto's cut
-  int m_lead_id = -1;        // its id once it appears
-  int m_primary_id = -1;     // step_time_ms once it appears, else the first metric
+  int m_lead_id = -1;                                              // its id once it appears
+  int m_primary_id = -1;  // step_time_ms once it appears, else the first metric
   int m_throughput_id = -1;
   double m_window_end = 0;
   std::vector<double> m_window_values;

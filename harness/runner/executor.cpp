@@ -24,10 +24,13 @@ std::optional<DeviceLock> lock_slot(const model::Slot& slot, const ExecutorOptio
   auto on_wait = [&](int device, const std::string& path) {
     if (opts.on_wait) opts.on_wait(slot, device, path);
   };
-  auto lock = DeviceLock::acquire(opts.lock_dir.empty() ? device_lock_dir() : opts.lock_dir, slot, on_wait, interrupted);
+  auto lock =
+      DeviceLock::acquire(opts.lock_dir.empty() ? device_lock_dir() : opts.lock_dir, slot, on_wait, interrupted);
   if (lock) return std::move(*lock);
-  if (interrupted()) ex.interrupted = true;
-  else ex.lock_failure = lock.error();
+  if (interrupted())
+    ex.interrupted = true;
+  else
+    ex.lock_failure = lock.error();
   return std::nullopt;
 }
 
@@ -44,7 +47,8 @@ void note_end(TrialEnd end, Executed& ex) {
 
 }  // namespace
 
-SerialExecutor::SerialExecutor(model::Slot slot, ExecutorOptions opts) : m_slot(std::move(slot)), m_opts(std::move(opts)) {}
+SerialExecutor::SerialExecutor(model::Slot slot, ExecutorOptions opts)
+    : m_slot(std::move(slot)), m_opts(std::move(opts)) {}
 
 Executed SerialExecutor::execute(const model::Plan&, const std::vector<std::size_t>& indexes,
                                  const RunTrialFn& run_trial) {
@@ -163,8 +167,8 @@ Executed QueueExecutor::execute(const model::Plan& plan, const std::vector<std::
         }
         index = *c;
         if (index && *index >= plan.trials.size()) {
-          ex.queue_failure = Error::harness(fmt::format("the queue names trial {} of a plan of {}", *index,
-                                                        plan.trials.size()));
+          ex.queue_failure =
+              Error::harness(fmt::format("the queue names trial {} of a plan of {}", *index, plan.trials.size()));
           stop = true;
           return;
         }

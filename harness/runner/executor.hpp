@@ -40,7 +40,7 @@ struct ExecutorOptions {
 struct Executed {
   bool interrupted = false;
   bool store_failed = false;
-  Status lock_failure = Ok{};  // a device lock that could not be taken (not a wait)
+  Status lock_failure = Ok{};   // a device lock that could not be taken (not a wait)
   Status queue_failure = Ok{};  // the fleet queue could not be read
 };
 

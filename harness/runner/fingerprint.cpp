@@ -1,13 +1,13 @@
 #include "harness/runner/fingerprint.hpp"
 
+#include <sys/utsname.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <sys/utsname.h>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -59,7 +59,6 @@ std::string field(const std::string& text, std::string_view key, char sep = ':')
   }
   return {};
 }
-
 
 }  // namespace
 
@@ -137,13 +136,13 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
     }
   }
   if (!opts.python.empty()) {
-    if (auto out = m.run_tool(
-            {opts.python, "-c",
-             "import importlib.util as u, sys\n"
-             "print('python', sys.version.split()[0])\n"
-             "if u.find_spec('torch'):\n import torch; print('torch', torch.__version__)\n"
-             "if u.find_spec('torch_npu'):\n import torch_npu; print('torch_npu', torch_npu.__version__)\n"},
-            30)) {
+    if (auto out =
+            m.run_tool({opts.python, "-c",
+                        "import importlib.util as u, sys\n"
+                        "print('python', sys.version.split()[0])\n"
+                        "if u.find_spec('torch'):\n import torch; print('torch', torch.__version__)\n"
+                        "if u.find_spec('torch_npu'):\n import torch_npu; print('torch_npu', torch_npu.__version__)\n"},
+                       30)) {
       std::istringstream in(*out);
       std::string name, version;
       while (in >> name >> version) comparable[name] = version;
@@ -151,7 +150,8 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
   }
   nlohmann::json all = comparable;
   for (auto it = context.begin(); it != context.end(); ++it) all[it.key()] = it.value();
-  return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), util::fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
+  return {all.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+          util::fnv1a_hex(comparable.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))};
 }
 
 std::vector<std::string> fingerprint_differences(const std::string& a_json, const std::string& b_json) {
@@ -172,7 +172,8 @@ std::vector<std::string> fingerprint_differences(const std::string& a_json, cons
       const auto& v = j[k];
       return v.is_string() ? v.get<std::string>() : v.dump();
     };
-    if (!a.contains(k) || !b.contains(k) || a[k] != b[k]) out.push_back(fmt::format("{}: {} -> {}", k, show(a), show(b)));
+    if (!a.contains(k) || !b.contains(k) || a[k] != b[k])
+      out.push_back(fmt::format("{}: {} -> {}", k, show(a), show(b)));
   }
   return out;
 }

@@ -1,8 +1,9 @@
 #include "harness/runner/fleet.hpp"
 
+#include <unistd.h>
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -11,7 +12,6 @@
 #include <ostream>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,8 +20,8 @@
 #include "harness/runner/fingerprint.hpp"
 #include "harness/runner/slots.hpp"
 #include "harness/suite/loader.hpp"
-#include "harness/util/install_paths.hpp"
 #include "harness/util/environment.hpp"
+#include "harness/util/install_paths.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
@@ -49,8 +49,9 @@ Expected<model::Suite> load_suite_of_run(const store::RunRecord& run) {
     }
   }
   auto s = suite::load_suite(run.suite_path, lo);
-  if (!s) return Error::input(fmt::format("run {}: its suite {} does not load here: {}", run.id, run.suite_path,
-                                          s.error().message));
+  if (!s)
+    return Error::input(
+        fmt::format("run {}: its suite {} does not load here: {}", run.id, run.suite_path, s.error().message));
   return std::move(*s);
 }
 
@@ -77,7 +78,8 @@ Expected<model::Plan> plan_of_run(const model::Suite& suite, const store::RunRec
   }
   int seq = 0;
   for (const auto& t : j["trials"]) {
-    if (!t.is_array() || t.size() != 2) return Error::harness(fmt::format("run {}: its stored plan is damaged", run.id));
+    if (!t.is_array() || t.size() != 2)
+      return Error::harness(fmt::format("run {}: its stored plan is damaged", run.id));
     const auto ci = t[0].get<std::size_t>();
     if (ci >= plan.cases.size()) return Error::harness(fmt::format("run {}: its stored plan is damaged", run.id));
     plan.trials.push_back({ci, t[1].get<int>(), seq++});
@@ -163,7 +165,8 @@ Expected<std::vector<model::Slot>> worker_slots(const model::Suite& suite, const
   spec.kind = d.kind;
   spec.devices = d.devices;
   spec.per_trial = static_cast<int>(d.devices.size());
-  if (suite.slots && suite.slots->kind == d.kind) spec.per_trial = std::min<int>(suite.slots->per_trial, spec.per_trial);
+  if (suite.slots && suite.slots->kind == d.kind)
+    spec.per_trial = std::min<int>(suite.slots->per_trial, spec.per_trial);
   return make_slots(spec);
 }
 
@@ -177,7 +180,8 @@ Expected<bool> finish_queued_run(store::Store& st, long long run_id) {
   bool any_ok = std::any_of(data->trials.begin(), data->trials.end(),
                             [](const model::TrialRecord& t) { return t.status == model::TrialStatus::Ok; });
   auto status = c->cancelled > 0 ? model::RunStatus::Interrupted
-                                 : any_ok ? model::RunStatus::Completed : model::RunStatus::Failed;
+                : any_ok         ? model::RunStatus::Completed
+                                 : model::RunStatus::Failed;
   if (auto s = st.finish_run(run_id, status, util::unix_now_s()); !s) return s.error();
   return true;
 }
@@ -199,9 +203,8 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   auto plan = plan_of_run(*suite, data->run);
   if (!plan) return plan.error();
 
-  auto devices = slurm_devices(util::current_environment(), [](const std::vector<std::string>& argv) {
-    return exec::run_tool(argv, 30);
-  });
+  auto devices = slurm_devices(util::current_environment(),
+                               [](const std::vector<std::string>& argv) { return exec::run_tool(argv, 30); });
   if (!devices) return devices.error();
   auto slots = worker_slots(*suite, *devices);
   if (!slots) return slots.error();
@@ -212,8 +215,8 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   auto fp = machine_fingerprint(fo);
   if (auto s = st.save_node_fingerprint(fp.hash, fp.json); !s) return s.error();
 
-  say(fmt::format("worker {}: run {} on {}, {} slot(s){}", opts.name, run_id, hostname(), std::max<std::size_t>(1, slots->size()),
-                  devices->source.empty() ? "" : " from " + devices->source));
+  say(fmt::format("worker {}: run {} on {}, {} slot(s){}", opts.name, run_id, hostname(),
+                  std::max<std::size_t>(1, slots->size()), devices->source.empty() ? "" : " from " + devices->source));
 
   // Leases are renewed from a thread of their own (a trial can take hours),
   // stopped and joined when the worker returns.
@@ -258,7 +261,8 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   ro.node_fingerprint = fp.hash;
   ro.on_trial_begun = [&](std::size_t index, long long trial_id) {
     if (auto s = st.set_claim_trial(run_id, index, trial_id); !s)
-      say(fmt::format("worker {}: could not record trial {} with its claim: {}", opts.name, trial_id, s.error().message));
+      say(fmt::format("worker {}: could not record trial {} with its claim: {}", opts.name, trial_id,
+                      s.error().message));
   };
   auto ran = extend_run(*suite, *plan, st, launcher, run_id, ro);
   if (!ran) return ran.error();
@@ -317,7 +321,9 @@ Expected<std::string> submit_job(store::Store& st, long long run_id, const Submi
   }
   fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read, ec);
 
-  std::vector<std::string> argv = {"sbatch", "--parsable", fmt::format("--array=0-{}", std::max(1, opts.nodes) - 1),
+  std::vector<std::string> argv = {"sbatch",
+                                   "--parsable",
+                                   fmt::format("--array=0-{}", std::max(1, opts.nodes) - 1),
                                    fmt::format("--job-name=perfgate-run-{}", run_id),
                                    "--output=" + (fs::path(opts.worker_log_dir) / "worker-%A_%a.log").string(),
                                    "--export=ALL"};
@@ -339,9 +345,9 @@ namespace {
 
 // The array's tasks as squeue lists them: state and reason per task.
 struct JobView {
-  bool listed = false;       // squeue knows the job
+  bool listed = false;  // squeue knows the job
   int pending = 0, running = 0, other = 0;
-  std::string reason;        // of a pending task: "(Resources)", "(PartitionDown)"
+  std::string reason;  // of a pending task: "(Resources)", "(PartitionDown)"
 };
 
 Expected<JobView> job_view(const std::string& job, const ToolFn& tool) {
@@ -377,7 +383,8 @@ std::string perfgate_binary() { return util::self_executable(); }
 
 std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run) {
   auto j = nlohmann::json::parse(run.plan_json, nullptr, false);
-  if (!j.is_object() || !j.contains("load") || !j["load"].is_object() || !j["load"].contains("fleet")) return std::nullopt;
+  if (!j.is_object() || !j.contains("load") || !j["load"].is_object() || !j["load"].contains("fleet"))
+    return std::nullopt;
   const auto& f = j["load"]["fleet"];
   FleetSettings fs;
   fs.nodes = f.value("nodes", 1);
@@ -470,7 +477,8 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     if (!data) return data.error();
     std::map<long long, std::string> labels;
     for (const auto& c : data->configs)
-      labels[c.id] = c.workload + (c.params_json == "{}" ? "" : " " + model::params_label(model::params_from_json(c.params_json)));
+      labels[c.id] =
+          c.workload + (c.params_json == "{}" ? "" : " " + model::params_label(model::params_from_json(c.params_json)));
     auto counts = st.queue_counts(run_id);
     if (!counts) return counts.error();
     out.trials_total = counts->total() - opts.queued_before;
@@ -478,11 +486,13 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     std::vector<const model::TrialRecord*> fresh;
     for (const auto& t : data->trials)
       if (t.status != model::TrialStatus::Running && !reported.count(t.id)) fresh.push_back(&t);
-    std::sort(fresh.begin(), fresh.end(), [](auto* a, auto* b) { return a->started_at + a->wall_s < b->started_at + b->wall_s; });
+    std::sort(fresh.begin(), fresh.end(),
+              [](auto* a, auto* b) { return a->started_at + a->wall_s < b->started_at + b->wall_s; });
     for (const auto* t : fresh) {
       reported.insert(t->id);
-      std::string where = fmt::format("{} (repeat {}) on {}{}", labels[t->config_id], t->repeat + 1, t->host,
-                                      t->devices.empty() ? "" : fmt::format(" {} {}", t->device_kind, util::join_ints(t->devices)));
+      std::string where =
+          fmt::format("{} (repeat {}) on {}{}", labels[t->config_id], t->repeat + 1, t->host,
+                      t->devices.empty() ? "" : fmt::format(" {} {}", t->device_kind, util::join_ints(t->devices)));
       if (t->status == model::TrialStatus::Ok) {
         ++out.trials_ok;
         say(fmt::format("[{}/{}] {}  ok  {}", out.trials_ok + out.trials_failed, out.trials_total, where,
@@ -549,9 +559,10 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
       if (util::unix_now_s() - gone_since > 10) {
         (void)st.cancel_queue(run_id);
         (void)st.finish_run(run_id, model::RunStatus::Interrupted, util::unix_now_s());
-        return Error::harness(fmt::format("run {}: Slurm job {} ended with {} trial(s) not run (workers lost or "
-                                          "out of time); see the worker logs",
-                                          run_id, util::join(*jobs, ", "), counts->open()));
+        return Error::harness(
+            fmt::format("run {}: Slurm job {} ended with {} trial(s) not run (workers lost or "
+                        "out of time); see the worker logs",
+                        run_id, util::join(*jobs, ", "), counts->open()));
       }
     } else {
       gone_since = 0;

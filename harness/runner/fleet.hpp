@@ -44,19 +44,19 @@ Expected<std::vector<int>> parse_gres_indexes(std::string_view scontrol_text, st
 // slot of all of them when the suite names no slots); without devices from
 // Slurm, the suite's own slots.
 struct SlurmDevices {
-  std::string kind;          // "cuda", "npu", or "" for none
+  std::string kind;  // "cuda", "npu", or "" for none
   std::vector<int> devices;
-  std::string source;        // where they came from, for the worker's first line
+  std::string source;  // where they came from, for the worker's first line
 };
 using ToolFn = std::function<exec::ToolResult(const std::vector<std::string>&)>;
 Expected<SlurmDevices> slurm_devices(const std::map<std::string, std::string>& env, const ToolFn& tool);
 Expected<std::vector<model::Slot>> worker_slots(const model::Suite& suite, const SlurmDevices& d);
 
 struct WorkerOptions {
-  std::string name;        // in leases and messages: host:job_task:pid
-  double lease_s = 60;     // renewed every lease_s / 4
-  double poll_s = 1;       // while others hold the last trials
-  RunOptions run;          // progress stream, artifacts, lock folder
+  std::string name;     // in leases and messages: host:job_task:pid
+  double lease_s = 60;  // renewed every lease_s / 4
+  double poll_s = 1;    // while others hold the last trials
+  RunOptions run;       // progress stream, artifacts, lock folder
 };
 struct WorkerOutcome {
   int trials_run = 0, ok = 0, failed = 0;
@@ -81,14 +81,14 @@ std::string perfgate_binary();
 std::optional<FleetSettings> fleet_settings_of_run(const store::RunRecord& run);
 
 struct SubmitOptions {
-  int nodes = 1;                      // array tasks, one per node
+  int nodes = 1;  // array tasks, one per node
   std::string partition;
   std::vector<std::string> sbatch_args;
-  int retries = 2;                    // attempts after a lost one
+  int retries = 2;  // attempts after a lost one
   double lease_s = 60;
-  std::string db_spec;                // passed to workers through PERFGATE_DB, never on their command line
-  std::string perfgate_bin;           // this binary, as the workers run it
-  std::string worker_log_dir;         // Slurm's -o folder
+  std::string db_spec;         // passed to workers through PERFGATE_DB, never on their command line
+  std::string perfgate_bin;    // this binary, as the workers run it
+  std::string worker_log_dir;  // Slurm's -o folder
 };
 // Queues every trial of the plan for `run_id` and submits the workers; the
 // job id. sbatch's own message when it refuses (a bad partition).
@@ -96,9 +96,9 @@ Expected<std::string> submit_fleet(store::Store& st, long long run_id, const mod
                                    const SubmitOptions& opts, const ToolFn& tool);
 
 struct FollowOptions {
-  std::ostream* progress = nullptr;  // the per-trial lines of a local run
-  double poll_s = 0.5;                // the database and squeue, each time
-  double start_timeout_s = 600;      // a job still pending after this is an error with Slurm's reason
+  std::ostream* progress = nullptr;      // the per-trial lines of a local run
+  double poll_s = 0.5;                   // the database and squeue, each time
+  double start_timeout_s = 600;          // a job still pending after this is an error with Slurm's reason
   std::set<long long> already_reported;  // trials finished before (trials added to a run): not shown again
   int queued_before = 0;                 // queue rows before them: not counted in the totals
 };

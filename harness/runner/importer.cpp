@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& st, const RunOptions& opts) {
   if (req.format != "gbench" && req.format != "jsonl")
-    return Error::input(fmt::format("--format {}: import reads gbench (Google Benchmark JSON) or jsonl (the metric protocol)",
-                                    req.format));
+    return Error::input(fmt::format(
+        "--format {}: import reads gbench (Google Benchmark JSON) or jsonl (the metric protocol)", req.format));
   if (req.files.empty()) return Error::input("import: name at least one file");
   if (req.suite.empty()) return Error::input("import: --suite is required (the suite name the run is filed under)");
   // Every file must be readable before anything is recorded.
@@ -38,8 +38,9 @@ Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& st, co
   plan["trials"] = nlohmann::json::array();
   for (std::size_t i = 0; i < paths.size(); ++i) plan["trials"].push_back({0, i});
 
-  auto rec = new_run_record(req.suite, "", fmt::format("imported from {} file(s) of format {}", paths.size(), req.format),
-                            0, opts, FingerprintOptions{}, req.cwd);
+  auto rec =
+      new_run_record(req.suite, "", fmt::format("imported from {} file(s) of format {}", paths.size(), req.format), 0,
+                     opts, FingerprintOptions{}, req.cwd);
   rec.env_json = "{}";
   auto run_id = st.begin_run(rec);
   if (!run_id) return run_id.error();
@@ -83,7 +84,8 @@ Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& st, co
     trial.notes = util::join(res.notes, "; ");
     if (res.summaries.empty()) {
       trial.status = model::TrialStatus::Failed;
-      trial.error = fmt::format("no metrics could be read from {}{}", paths[i], res.notes.empty() ? "" : ": " + trial.notes);
+      trial.error =
+          fmt::format("no metrics could be read from {}{}", paths[i], res.notes.empty() ? "" : ": " + trial.notes);
     } else {
       trial.status = model::TrialStatus::Ok;
     }
@@ -91,8 +93,10 @@ Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& st, co
       store_failure = s;
       break;
     }
-    if (trial.status == model::TrialStatus::Ok) ++out.trials_ok;
-    else ++out.trials_failed;
+    if (trial.status == model::TrialStatus::Ok)
+      ++out.trials_ok;
+    else
+      ++out.trials_failed;
     if (opts.progress)
       *opts.progress << fmt::format("[{}/{}] {}  {}{}", i + 1, paths.size(), paths[i], model::to_string(trial.status),
                                     trial.status == model::TrialStatus::Ok ? "" : "  " + trial.error)

@@ -1,11 +1,11 @@
 #include "harness/runner/runner.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <ostream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,8 +14,8 @@
 #include "harness/metrics/output_parser.hpp"
 #include "harness/runner/collector.hpp"
 #include "harness/runner/executor.hpp"
-#include "harness/runner/slots.hpp"
 #include "harness/runner/fingerprint.hpp"
+#include "harness/runner/slots.hpp"
 #include "harness/runner/trial_spec.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "harness/sampling/session.hpp"
@@ -33,19 +33,26 @@ namespace {
 
 // Runtime knobs that change performance and belong with the numbers.
 const std::vector<std::string> k_recorded_env = {
-    "TASK_QUEUE_ENABLE", "CPU_AFFINITY_CONF", "PYTORCH_NPU_ALLOC_CONF", "HCCL_BUFFSIZE", "HCCL_CONNECT_TIMEOUT",
-    "HCCL_EXEC_TIMEOUT", "HCCL_OP_EXPANSION_MODE", "ASCEND_LAUNCH_BLOCKING", "ASCEND_RT_VISIBLE_DEVICES",
-    "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF"};
+    "TASK_QUEUE_ENABLE",         "CPU_AFFINITY_CONF",    "PYTORCH_NPU_ALLOC_CONF", "HCCL_BUFFSIZE",
+    "HCCL_CONNECT_TIMEOUT",      "HCCL_EXEC_TIMEOUT",    "HCCL_OP_EXPANSION_MODE", "ASCEND_LAUNCH_BLOCKING",
+    "ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",        "MKL_NUM_THREADS",
+    "PYTORCH_CUDA_ALLOC_CONF"};
 
 std::string describe_failure(const exec::LaunchResult& r) {
   std::string why;
   switch (r.outcome) {
-    case exec::Outcome::Exited: why = fmt::format("exited with code {}", r.exit_code); break;
-    case exec::Outcome::Signaled: why = fmt::format("killed by signal {} ({})", r.signal, strsignal(r.signal)); break;
+    case exec::Outcome::Exited:
+      why = fmt::format("exited with code {}", r.exit_code);
+      break;
+    case exec::Outcome::Signaled:
+      why = fmt::format("killed by signal {} ({})", r.signal, strsignal(r.signal));
+      break;
     case exec::Outcome::TimedOut:
     case exec::Outcome::Interrupted:
     case exec::Outcome::FailedToStart:
-    case exec::Outcome::Stopped: why = r.error; break;
+    case exec::Outcome::Stopped:
+      why = r.error;
+      break;
   }
   if (!r.stderr_tail.empty()) why += "; last lines of stderr:\n" + r.stderr_tail;
   return why;
@@ -98,7 +105,7 @@ struct TrialShared {
   Status store_failure = Ok{};
   int finished = 0;
   int started = 0;
-  std::size_t slots = 1;  // trials side by side
+  std::size_t slots = 1;                        // trials side by side
   std::map<std::size_t, double> running_until;  // trial index -> when its duration ends (unix s)
 };
 
@@ -110,8 +117,8 @@ std::string slot_label(const model::Slot& slot) {
 
 // Runs the plan's trials into an existing run, counting into `out`.
 Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan& plan, store::Store& st,
-                                  exec::Launcher& launcher, const RunOptions& opts, long long run_id,
-                                  const fs::path& run_dir, RunOutcome& out) {
+                                   exec::Launcher& launcher, const RunOptions& opts, long long run_id,
+                                   const fs::path& run_dir, RunOutcome& out) {
   std::vector<long long> config_ids(plan.cases.size(), 0);
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto id = st.config_id(plan.cases[i].workload, plan.cases[i].params_json);
@@ -162,7 +169,10 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     } leave{shared, index};
     std::error_code ec;
     fs::create_directories(ts.trial_dir, ec);
-    { std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb"); if (f) std::fclose(f); }
+    {
+      std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb");
+      if (f) std::fclose(f);
+    }
 
     model::TrialRecord trial;
     trial.run_id = run_id;
@@ -189,12 +199,15 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     const exec::LaunchSpec& spec = ts.launch;
     std::string subst_error = ts.error;
     TrialCollector collector(st, trial.id, ts.metrics_path, w.warmup);
-    if (!w.metrics.primary.empty()) collector.set_primary(w.metrics.primary);
-    else collector.set_primary_preference(metrics::primary_preference(w.metrics.parser));
+    if (!w.metrics.primary.empty())
+      collector.set_primary(w.metrics.primary);
+    else
+      collector.set_primary_preference(metrics::primary_preference(w.metrics.parser));
     // A log preset, gbench or regex reads the workload's own output.
     std::string parser_error;
     if (ts.metrics.parser != "jsonl" && subst_error.empty())
-      if (auto attached = collector.attach_output_parser(ts.metrics); !attached) parser_error = attached.error().message;
+      if (auto attached = collector.attach_output_parser(ts.metrics); !attached)
+        parser_error = attached.error().message;
     if (soak) {
       collector.set_hang_after(opts.soak.hang_after_s);
       if (opts.soak.on_progress) {
@@ -217,8 +230,10 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     std::vector<std::string> sampler_notes;
     for (const auto& want : ts.samplers) {
       auto sm = sampling::make_sampler(want);
-      if (sm) samplers.push_back(std::move(*sm));
-      else sampler_notes.push_back(fmt::format("sampler {}: {}", want.kind, sm.error().message));
+      if (sm)
+        samplers.push_back(std::move(*sm));
+      else
+        sampler_notes.push_back(fmt::format("sampler {}: {}", want.kind, sm.error().message));
     }
     sampling::SamplingSession session(std::move(samplers), w.sample_interval_s);
     if (!session.empty()) collector.attach_sampling(&session);
@@ -247,15 +262,23 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
     trial.compile_steps = res.compile_steps;
     trial.last_step_s = res.last_step_arrival_s;
     switch (lr.outcome) {
-      case exec::Outcome::Exited: trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed; break;
+      case exec::Outcome::Exited:
+        trial.status = lr.exit_code == 0 ? model::TrialStatus::Ok : model::TrialStatus::Failed;
+        break;
       case exec::Outcome::Signaled:
-      case exec::Outcome::FailedToStart: trial.status = model::TrialStatus::Failed; break;
+      case exec::Outcome::FailedToStart:
+        trial.status = model::TrialStatus::Failed;
+        break;
       case exec::Outcome::TimedOut:
         // A soak trial that is still running at the end of its duration did what it should.
         trial.status = soak ? model::TrialStatus::Ok : model::TrialStatus::TimedOut;
         break;
-      case exec::Outcome::Stopped: trial.status = model::TrialStatus::Failed; break;
-      case exec::Outcome::Interrupted: trial.status = model::TrialStatus::Interrupted; break;
+      case exec::Outcome::Stopped:
+        trial.status = model::TrialStatus::Failed;
+        break;
+      case exec::Outcome::Interrupted:
+        trial.status = model::TrialStatus::Interrupted;
+        break;
     }
     if (trial.status != model::TrialStatus::Ok) trial.error = describe_failure(lr);
     std::vector<std::string> notes = res.notes;
@@ -290,9 +313,11 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
       add_scalar(model::harness_metric::wall_time_s, "s", lr.wall_s);
       add_scalar(model::harness_metric::cpu_time_s, "s", lr.cpu_s);
       add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
-      if (res.first_step_arrival_s >= 0) add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
+      if (res.first_step_arrival_s >= 0)
+        add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
       // warmup: auto: how many leading steps were compile steps, as a number of the trial.
-      if (!res.steady_class.empty()) add_scalar(model::harness_metric::compile_steps, "", static_cast<double>(res.compile_steps));
+      if (!res.steady_class.empty())
+        add_scalar(model::harness_metric::compile_steps, "", static_cast<double>(res.compile_steps));
     }
     // The configuration's primary metric: the suite's when the trial reported
     // it, else the parser's default among what it reported.
@@ -386,8 +411,10 @@ std::string plan_json(const model::Plan& plan, const RunOptions& opts) {
   nlohmann::json j;
   j["load"] = {{"profiles", opts.profiles}, {"sets", opts.sets}, {"slots", opts.slots_option}};
   if (opts.fleet)
-    j["load"]["fleet"] = {{"nodes", opts.fleet->nodes},       {"partition", opts.fleet->partition},
-                          {"sbatch_args", opts.fleet->sbatch_args}, {"retries", opts.fleet->retries},
+    j["load"]["fleet"] = {{"nodes", opts.fleet->nodes},
+                          {"partition", opts.fleet->partition},
+                          {"sbatch_args", opts.fleet->sbatch_args},
+                          {"retries", opts.fleet->retries},
                           {"lease_s", opts.fleet->lease_s}};
   j["seed"] = plan.seed;
   j["order"] = plan.order;
@@ -460,8 +487,10 @@ Expected<RecordedRun> record_run(const model::Suite& suite, const model::Plan& p
     if (opts.progress) *opts.progress << line << std::endl;
   };
   // A perfgate killed earlier on this host left its runs "running"; close them.
-  if (auto closed = st.close_abandoned_runs(machine_of(opts).hostname()); !closed) return closed.error();
-  else if (*closed > 0) say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
+  if (auto closed = st.close_abandoned_runs(machine_of(opts).hostname()); !closed)
+    return closed.error();
+  else if (*closed > 0)
+    say(fmt::format("note: marked {} abandoned run(s) of this host as interrupted", *closed));
 
   FingerprintOptions fo;
   for (const auto& w : suite.workloads) {
@@ -514,12 +543,15 @@ Expected<RunOutcome> run_plan(const model::Suite& suite, const model::Plan& plan
   if (!store_failure) {
     // Try to leave the run in a truthful state; the store may be what failed.
     (void)st.finish_run(*run_id, model::RunStatus::Interrupted, util::unix_now_s());
-    return Error::harness(fmt::format("run {}: stopped because {}: {}", *run_id, executed->what_failed,
-                                      store_failure.error().message));
+    return Error::harness(
+        fmt::format("run {}: stopped because {}: {}", *run_id, executed->what_failed, store_failure.error().message));
   }
-  if (interrupted) out.status = model::RunStatus::Interrupted;
-  else if (out.trials_ok == 0) out.status = model::RunStatus::Failed;
-  else out.status = model::RunStatus::Completed;
+  if (interrupted)
+    out.status = model::RunStatus::Interrupted;
+  else if (out.trials_ok == 0)
+    out.status = model::RunStatus::Failed;
+  else
+    out.status = model::RunStatus::Completed;
   if (auto s = st.finish_run(*run_id, out.status, util::unix_now_s()); !s) return s.error();
   return out;
 }

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "harness/exec/launcher.hpp"
-#include "harness/runner/collector.hpp"
-#include "harness/runner/fingerprint.hpp"
 #include "harness/model/plan.hpp"
 #include "harness/model/slots.hpp"
 #include "harness/model/suite.hpp"
 #include "harness/model/trial.hpp"
+#include "harness/runner/collector.hpp"
+#include "harness/runner/fingerprint.hpp"
 #include "harness/store/store.hpp"
 #include "harness/util/error.hpp"
 
@@ -32,13 +32,14 @@ using TrialProgress = TrialCollector::Progress;
 // arrives for `hang_after_s`.
 struct SoakOptions {
   bool enabled = false;
-  double duration_s = 0;        // 0: each workload's timeout is its duration
+  double duration_s = 0;  // 0: each workload's timeout is its duration
   double hang_after_s = 1800;
-  double window_s = 60;         // progress and analysis windows
+  double window_s = 60;  // progress and analysis windows
   // Called at the end of every window with what the running trial reported
   // and when the whole soak should end: its trials run side by side on the
   // node's slots, in waves when there are more trials than slots.
-  std::function<void(const std::string& label, double duration_s, const TrialProgress& p, double soak_eta_s)> on_progress;
+  std::function<void(const std::string& label, double duration_s, const TrialProgress& p, double soak_eta_s)>
+      on_progress;
 };
 
 // How a fleet run was submitted, stored with its plan so trials added later
@@ -53,15 +54,15 @@ struct FleetSettings {
 
 struct RunOptions {
   std::vector<std::string> tags;
-  std::string commit;            // empty: read from git where the suite lives
+  std::string commit;  // empty: read from git where the suite lives
   // {worktree} in the suite: where the code under test is checked out (a
   // bisect's worktree of the commit); empty: the git checkout the suite is
   // in, else the suite's folder.
   std::string worktree;
   std::string branch;
-  std::string artifacts_root;    // logs go to <root>/runs/<run id>/
-  std::string command_line;      // how perfgate was invoked, for the record
-  bool probe_python = true;      // record torch / torch_npu versions in the fingerprint
+  std::string artifacts_root;        // logs go to <root>/runs/<run id>/
+  std::string command_line;          // how perfgate was invoked, for the record
+  bool probe_python = true;          // record torch / torch_npu versions in the fingerprint
   std::ostream* progress = nullptr;  // one line per trial; nullptr for silence
   // How the suite was loaded (--profile, --set), stored with the plan so
   // more trials of the same run can be launched later (adaptive gate).
@@ -72,8 +73,8 @@ struct RunOptions {
   // The node's slots (suite, profile or --slots through make_slots): one
   // runs the trials one at a time in plan order, more run side by side.
   std::vector<model::Slot> slots;
-  std::string slots_option;      // --slots as given, stored with the plan (an adaptive gate reuses it)
-  std::string lock_dir;          // device locks; empty: device_lock_dir()
+  std::string slots_option;  // --slots as given, stored with the plan (an adaptive gate reuses it)
+  std::string lock_dir;      // device locks; empty: device_lock_dir()
   // A fleet worker's: the executor (runner/executor.hpp, QueueExecutor)
   // instead of the node's local one, told each trial's row once it exists,
   // and the node's fingerprint hash stored with every trial.
@@ -139,12 +140,12 @@ std::string plan_json(const model::Plan& plan, const RunOptions& opts = {});
 // JSON, metric-protocol JSON lines) recorded as a new run of one
 // configuration, one trial per file, read by the same parsers as a run.
 struct ImportRequest {
-  std::string format;                 // gbench | jsonl
+  std::string format;  // gbench | jsonl
   std::vector<std::string> files;
   std::string suite;
-  std::string workload;               // empty: the format's name
+  std::string workload;  // empty: the format's name
   model::Params params;
-  std::string cwd;                    // git commit and branch are read here unless given
+  std::string cwd;  // git commit and branch are read here unless given
 };
 Expected<RunOutcome> import_files(const ImportRequest& req, store::Store& store, const RunOptions& opts);
 

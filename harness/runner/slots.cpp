@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -27,15 +27,17 @@ Expected<std::vector<int>> parse_device_list(std::string_view text) {
     std::string_view part = part_text;
     auto dash = part.find('-');
     std::optional<long> lo, hi;
-    if (dash == std::string_view::npos) lo = hi = util::parse_non_negative(part);
+    if (dash == std::string_view::npos)
+      lo = hi = util::parse_non_negative(part);
     else {
       lo = util::parse_non_negative(part.substr(0, dash));
       hi = util::parse_non_negative(part.substr(dash + 1));
     }
     if (!lo || !hi || *lo > *hi)
-      return Error::input(fmt::format("device list '{}': '{}' is not a device id or a range like 0-7", text,
-                                      util::trim(part)));
-    if (*hi - *lo > 4096) return Error::input(fmt::format("device list '{}': range '{}' is too large", text, util::trim(part)));
+      return Error::input(
+          fmt::format("device list '{}': '{}' is not a device id or a range like 0-7", text, util::trim(part)));
+    if (*hi - *lo > 4096)
+      return Error::input(fmt::format("device list '{}': range '{}' is too large", text, util::trim(part)));
     for (long d = *lo; d <= *hi; ++d) out.push_back(static_cast<int>(d));
   }
   std::vector<int> sorted = out;
@@ -56,9 +58,12 @@ Expected<std::vector<model::Slot>> make_slots(const model::SlotsSpec& spec) {
   std::vector<model::Slot> slots;
   const std::string env = device_env_name(spec);
   if (spec.kind != "cpu" && env.empty())
-    return Error::input(fmt::format("slots of kind '{}': perfgate knows npu, cuda and cpu; name the variable that "
-                                    "takes the device list with env:", spec.kind));
-  if (spec.per_trial < 1) return Error::input(fmt::format("slots: per_trial must be at least 1, not {}", spec.per_trial));
+    return Error::input(
+        fmt::format("slots of kind '{}': perfgate knows npu, cuda and cpu; name the variable that "
+                    "takes the device list with env:",
+                    spec.kind));
+  if (spec.per_trial < 1)
+    return Error::input(fmt::format("slots: per_trial must be at least 1, not {}", spec.per_trial));
   if (spec.devices.empty()) {
     slots.push_back(model::Slot{0, spec.kind, {}, env});
     return slots;
@@ -131,8 +136,8 @@ namespace {
 
 // Locks every device of the slot into `fds`; on failure closes what it took.
 Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
-                    const std::function<void(int, const std::string&)>& on_wait,
-                    const std::function<bool()>& give_up, std::vector<int>& fds) {
+                    const std::function<void(int, const std::string&)>& on_wait, const std::function<bool()>& give_up,
+                    std::vector<int>& fds) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     fs::create_directories(dir, ec);
@@ -152,7 +157,8 @@ Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
     // Readable and writable by every user of the node: the lock is shared
     // by every perfgate there, whoever started it.
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) return fail(Error::harness(fmt::format("cannot open the lock file {}: {}", path, std::strerror(errno))));
+    if (fd < 0)
+      return fail(Error::harness(fmt::format("cannot open the lock file {}: {}", path, std::strerror(errno))));
     fds.push_back(fd);
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) continue;
     if (errno != EWOULDBLOCK)

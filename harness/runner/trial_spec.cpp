@@ -31,7 +31,8 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
   t.repeat = pt.repeat;
   t.seq = pt.seq;
   t.slot = ctx.slot;
-  const fs::path trial_dir = fs::path(ctx.run_dir) / fmt::format("{:04}-{}-r{}", pt.seq + 1, safe_path_name(w.name), pt.repeat + 1);
+  const fs::path trial_dir =
+      fs::path(ctx.run_dir) / fmt::format("{:04}-{}-r{}", pt.seq + 1, safe_path_name(w.name), pt.repeat + 1);
   t.trial_dir = trial_dir.string();
   t.metrics_path = (trial_dir / "metrics.jsonl").string();
   // The time the workload has: a soak's duration, else the trial timeout.
@@ -96,7 +97,8 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
         // The harness asks the benchmark binary for its JSON in the trial directory.
         t.metrics.file = (trial_dir / "gbench.json").string();
         std::string out_arg = "--benchmark_out=" + t.metrics.file;
-        if (spec.shell) spec.argv.back() += " '" + out_arg + "' --benchmark_out_format=json";
+        if (spec.shell)
+          spec.argv.back() += " '" + out_arg + "' --benchmark_out_format=json";
         else {
           spec.argv.push_back(out_arg);
           spec.argv.push_back("--benchmark_out_format=json");

@@ -22,8 +22,8 @@ namespace perfgate::runner {
 // The run a trial belongs to and the moment it starts.
 struct TrialContext {
   long long run_id = 0;
-  std::string run_dir;                          // absolute; each trial gets a folder under it
-  double started_at_unix_s = 0;                 // the deadline counts from here
+  std::string run_dir;           // absolute; each trial gets a folder under it
+  double started_at_unix_s = 0;  // the deadline counts from here
   bool soak = false;
   double soak_duration_s = 0;                   // 0: each workload's timeout is its duration
   std::map<std::string, std::string> base_env;  // perfgate's own environment, inherited
@@ -37,9 +37,9 @@ struct TrialSpec {
   int repeat = 0;
   int seq = 0;
   model::Slot slot;
-  std::string trial_dir;         // <run_dir>/<seq>-<workload>-r<repeat>
-  std::string metrics_path;      // the metric-protocol file the workload may write
-  double duration_s = 0;         // a soak's duration, else the workload's timeout
+  std::string trial_dir;     // <run_dir>/<seq>-<workload>-r<repeat>
+  std::string metrics_path;  // the metric-protocol file the workload may write
+  double duration_s = 0;     // a soak's duration, else the workload's timeout
   double deadline_unix_s = 0;
   exec::LaunchSpec launch;
   // The workload's metrics section with {placeholders} filled in and the

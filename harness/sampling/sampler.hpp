@@ -9,8 +9,8 @@
 // it once per trial and keeps the series empty.
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -36,8 +36,8 @@
 #include "harness/sampling/host_probe.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "harness/util/environment.hpp"
-#include "harness/util/user_regex.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/user_regex.hpp"
 
 namespace perfgate::sampling {
 namespace {
@@ -109,7 +109,8 @@ class NpuSmiSampler final : public Sampler {
             fmt::format("no NPU found in the output of `npu-smi info`; first line: '{}'", first_line(*out)));
       readings = only_devices(std::move(readings), m_devices);
       if (readings.empty())
-        return Error::harness(fmt::format("`npu-smi info` lists none of this trial's NPUs ({})", util::join_ints(m_devices)));
+        return Error::harness(
+            fmt::format("`npu-smi info` lists none of this trial's NPUs ({})", util::join_ints(m_devices)));
       return readings;
     });
   }
@@ -136,7 +137,8 @@ class NvidiaSmiSampler final : public Sampler {
             fmt::format("no GPU found in the output of `nvidia-smi --query-gpu`; first line: '{}'", first_line(*out)));
       readings = only_devices(std::move(readings), m_devices);
       if (readings.empty())
-        return Error::harness(fmt::format("`nvidia-smi` lists none of this trial's GPUs ({})", util::join_ints(m_devices)));
+        return Error::harness(
+            fmt::format("`nvidia-smi` lists none of this trial's GPUs ({})", util::join_ints(m_devices)));
       return readings;
     });
   }
@@ -363,7 +365,7 @@ class ProcTreeSampler final : public Sampler {
       ++members;
       m_members.push_back(read[i].pid);
       cpu_ticks += read[i].own_cpu_ticks + read[i].child_cpu_ticks;  // a zombie still holds its CPU time until reaped
-      if (read[i].state == 'Z') continue;  // but no memory and no running threads
+      if (read[i].state == 'Z') continue;                            // but no memory and no running threads
       rss_pages += read[i].rss_pages;
       threads += read[i].threads;
     }
@@ -487,8 +489,8 @@ class HostSampler final : public Sampler {
         if (m_previous_pressure_us > 0) {
           const double wall_s = std::chrono::duration<double>(now - m_previous_pressure_time).count();
           if (wall_s >= 0.05 && total_us >= m_previous_pressure_us)
-            out.push_back({"host.cpu_pressure_pct", 100.0 * static_cast<double>(total_us - m_previous_pressure_us) /
-                                                        (1e6 * wall_s)});
+            out.push_back({"host.cpu_pressure_pct",
+                           100.0 * static_cast<double>(total_us - m_previous_pressure_us) / (1e6 * wall_s)});
         }
         m_previous_pressure_us = total_us;
         m_previous_pressure_time = now;

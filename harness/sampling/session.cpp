@@ -67,8 +67,8 @@ void SamplingSession::take(Slot& slot, int pid) {
 
 void SamplingSession::loop(Slot& slot, int pid) {
   auto next = std::chrono::steady_clock::now();
-  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(m_interval_s));
+  const auto period =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(m_interval_s));
   for (;;) {
     take(slot, pid);
     // Fixed-rate schedule: a slow sample does not shift every later one.
@@ -92,8 +92,9 @@ std::vector<std::string> SamplingSession::warnings() const {
   std::vector<std::string> out;
   for (const auto& s : m_samplers)
     if (s.errors > 0)
-      out.push_back(fmt::format("sampler {}: {}{}", s.sampler->name(), s.first_error,
-                                s.errors > 1 ? fmt::format(" ({} of {} samples failed)", s.errors, s.errors + s.samples) : ""));
+      out.push_back(
+          fmt::format("sampler {}: {}{}", s.sampler->name(), s.first_error,
+                      s.errors > 1 ? fmt::format(" ({} of {} samples failed)", s.errors, s.errors + s.samples) : ""));
   return out;
 }
 

@@ -97,8 +97,8 @@ void AllReduce::loop() {
       }
       // The wire: latency by nature, so a wait, not work.
       if (ranks > 1) {
-        double seconds = m_cfg.link_latency_us * 1e-6 +
-                         2.0 * (ranks - 1) / ranks * m_bucket_bytes[b] / (m_cfg.link_gbps * 1e9);
+        double seconds =
+            m_cfg.link_latency_us * 1e-6 + 2.0 * (ranks - 1) / ranks * m_bucket_bytes[b] / (m_cfg.link_gbps * 1e9);
         std::this_thread::sleep_until(t0 + std::chrono::duration<double>(seconds));
       }
       wire_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -51,7 +51,7 @@ class AllReduce {
   static constexpr int k_tensors_per_layer = 16;
   mutable std::mutex m_mu;
   std::condition_variable m_cv;
-  std::vector<int> m_ready;  // ranks done with each layer, current step
+  std::vector<int> m_ready;   // ranks done with each layer, current step
   long long m_completed = 0;  // steps fully reduced
   double m_last_wire_s = 0;
   std::chrono::steady_clock::time_point m_backward_done{};  // all ranks past layer 0, current step

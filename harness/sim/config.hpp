@@ -23,20 +23,20 @@ struct Config {
   int prefetch = 2;                  // batches each worker may hold ready
   // size and length
   long long steps = 50;
-  double seconds = 0;                // stop after this long too (0: no limit)
-  int batch = 32;                    // samples per rank per step
+  double seconds = 0;  // stop after this long too (0: no limit)
+  int batch = 32;      // samples per rank per step
   int layers = 4;
-  int width = 96;                    // matmul size (batch x width x width per layer)
-  double act_mb = 16;                // element-wise activation memory per rank and step (fp32 size)
-  double act_llc = 0;                // > 0: size act_mb at this many last-level caches per layer
-  double grad_mb = 100;              // gradient bytes all-reduced per step (nominal model size)
+  int width = 96;        // matmul size (batch x width x width per layer)
+  double act_mb = 16;    // element-wise activation memory per rank and step (fp32 size)
+  double act_llc = 0;    // > 0: size act_mb at this many last-level caches per layer
+  double grad_mb = 100;  // gradient bytes all-reduced per step (nominal model size)
   std::uint64_t seed = 1;
   // calibration of the modelled latencies
-  double dispatch_us = 150;           // host cost of launching one op in eager mode
-  double link_gbps = 16;             // all-reduce bus bandwidth, GB/s
-  double link_latency_us = 300;      // fixed cost of one all-reduce call
-  double read_us = 500;              // storage read latency per sample
-  int decode_work = 200;            // CPU work per sample (float operations x 1000)
+  double dispatch_us = 150;      // host cost of launching one op in eager mode
+  double link_gbps = 16;         // all-reduce bus bandwidth, GB/s
+  double link_latency_us = 300;  // fixed cost of one all-reduce call
+  double read_us = 500;          // storage read latency per sample
+  int decode_work = 200;         // CPU work per sample (float operations x 1000)
   // faults
   double leak_kb_per_step = 0;
   double slowdown_at_s = -1;

@@ -8,7 +8,8 @@
 namespace perfgate::sim {
 
 DataLoader::DataLoader(const Config& cfg, int rank)
-    : m_cfg(cfg), m_rank(rank),
+    : m_cfg(cfg),
+      m_rank(rank),
       m_capacity(static_cast<std::size_t>(std::max(1, cfg.num_workers * std::max(1, cfg.prefetch)))) {
   for (int i = 0; i < cfg.num_workers; ++i) m_workers.emplace_back([this, i] { worker(i); });
 }

@@ -194,8 +194,10 @@ void elementwise(typename P::T* out, const typename P::T* in, std::size_t n, std
     for (; col + 16 <= len; col += 16) {
       F8 o0, o1, x0, x1;
       load16<P>(o + col, o0, o1);
-      if (in != nullptr) load16<P>(x + col, x0, x1);
-      else x0 = o0, x1 = o1;
+      if (in != nullptr)
+        load16<P>(x + col, x0, x1);
+      else
+        x0 = o0, x1 = o1;
       o0 = fn(o0, x0, col);
       o1 = fn(o1, x1, col + 8);
       if (write) store16<P>(o + col, o0, o1);
@@ -213,9 +215,8 @@ void forward(typename P::T* a, std::size_t n, bool fused, std::span<const float>
   const std::size_t w = bias.size();
   const float* b = bias.data();
   if (fused) {
-    elementwise<P>(a, r, n, w, true, [&](auto o, auto res, std::size_t col) {
-      return act(o + at(o, b, col)) * scale + res;
-    });
+    elementwise<P>(a, r, n, w, true,
+                   [&](auto o, auto res, std::size_t col) { return act(o + at(o, b, col)) * scale + res; });
     return;
   }
   elementwise<P>(a, nullptr, n, w, true, [&](auto o, auto, std::size_t col) { return o + at(o, b, col); });
@@ -255,9 +256,12 @@ Activation::Activation(std::size_t n, Storage s) : m_n(n), m_storage(s), m_data(
 
 float Activation::get(std::size_t i) const {
   switch (m_storage) {
-    case Storage::F32: return reinterpret_cast<const float*>(m_data.data())[i];
-    case Storage::BF16: return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(m_data.data())[i]);
-    case Storage::F16: return f16_to_f32(reinterpret_cast<const std::uint16_t*>(m_data.data())[i]);
+    case Storage::F32:
+      return reinterpret_cast<const float*>(m_data.data())[i];
+    case Storage::BF16:
+      return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(m_data.data())[i]);
+    case Storage::F16:
+      return f16_to_f32(reinterpret_cast<const std::uint16_t*>(m_data.data())[i]);
   }
   return 0;
 }
@@ -268,9 +272,15 @@ void Activation::fill_from(std::span<const float> src) {
     for (std::size_t i = 0; i < m_n; i += src.size()) narrow<P>(src.data(), a + i, std::min(src.size(), m_n - i));
   };
   switch (m_storage) {
-    case Storage::F32: fill(F32{}); break;
-    case Storage::BF16: fill(BF16{}); break;
-    case Storage::F16: fill(F16{}); break;
+    case Storage::F32:
+      fill(F32{});
+      break;
+    case Storage::BF16:
+      fill(BF16{});
+      break;
+    case Storage::F16:
+      fill(F16{});
+      break;
   }
 }
 
@@ -307,6 +317,5 @@ void Activation::chain_backward(bool fused, float scale, Activation& grad, std::
       break;
   }
 }
-
 
 }  // namespace perfgate::sim

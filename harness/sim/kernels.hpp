@@ -96,5 +96,4 @@ inline std::uint16_t f32_to_f16(float f) {
   return static_cast<std::uint16_t>(sign | (out & 0x7FFFu));
 }
 
-
 }  // namespace perfgate::sim

@@ -34,7 +34,8 @@ double last_level_cache_mb() {
   double best_mb = k_max_llc_mb;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
-    std::ifstream level_file(entry.path() / "level"), type_file(entry.path() / "type"), size_file(entry.path() / "size");
+    std::ifstream level_file(entry.path() / "level"), type_file(entry.path() / "type"),
+        size_file(entry.path() / "size");
     int level = 0;
     std::string type, size;
     if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size) || type == "Instruction") continue;
@@ -53,40 +54,72 @@ int main(int argc, char** argv) {
   CLI::App app{"perfgate-sim: a CPU simulation of a data-parallel training job whose knobs have real effects"};
   auto one_of = [](std::vector<std::string> v) { return CLI::IsMember(std::move(v)); };
   app.add_option("--graph-mode", c.graph_mode, "eager: one dispatch per op; graph: compile once, one dispatch per step")
-      ->check(one_of({"eager", "graph"}))->capture_default_str();
+      ->check(one_of({"eager", "graph"}))
+      ->capture_default_str();
   app.add_option("--fusion", c.fusion, "element-wise chain as four passes (off) or one (on); fused optimizer")
-      ->check(one_of({"off", "on"}))->capture_default_str();
+      ->check(one_of({"off", "on"}))
+      ->capture_default_str();
   app.add_option("--precision", c.precision, "storage of activations and their gradients")
-      ->check(one_of({"fp32", "bf16", "fp16"}))->capture_default_str();
-  app.add_option("--bucket-mb", c.bucket_mb, "gradient all-reduce bucket size, MB")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(one_of({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  app.add_option("--bucket-mb", c.bucket_mb, "gradient all-reduce bucket size, MB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--ranks", c.ranks, "data-parallel ranks (threads)")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--num-workers", c.num_workers, "loader threads per rank (0: load in the step)")->check(CLI::Range(0, 64))->capture_default_str();
-  app.add_option("--prefetch", c.prefetch, "batches each loader worker may hold ready")->check(CLI::Range(1, 64))->capture_default_str();
-  app.add_option("--steps", c.steps, "steps to run (0: until --seconds)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--seconds", c.seconds, "stop after this many seconds")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--num-workers", c.num_workers, "loader threads per rank (0: load in the step)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--prefetch", c.prefetch, "batches each loader worker may hold ready")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--steps", c.steps, "steps to run (0: until --seconds)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seconds", c.seconds, "stop after this many seconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--batch", c.batch, "samples per rank per step")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--layers", c.layers, "layers")->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--width", c.width, "layer width (matmul size)")->check(CLI::Range(8, 4096))->capture_default_str();
-  app.add_option("--act-mb", c.act_mb, "element-wise activation memory per rank (fp32 MB)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--act-llc", c.act_llc,
-                 "size the activations at this many last-level caches per layer (the cache counted at most "
-                 "32 MB), overriding --act-mb (16-bit storage saves time only once a layer's activations miss the cache)")
+  app.add_option("--act-mb", c.act_mb, "element-wise activation memory per rank (fp32 MB)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option(
+         "--act-llc", c.act_llc,
+         "size the activations at this many last-level caches per layer (the cache counted at most "
+         "32 MB), overriding --act-mb (16-bit storage saves time only once a layer's activations miss the cache)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--grad-mb", c.grad_mb, "gradient size all-reduced per step, MB")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--grad-mb", c.grad_mb, "gradient size all-reduced per step, MB")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--seed", c.seed, "random seed")->capture_default_str();
-  app.add_option("--dispatch-us", c.dispatch_us, "host cost of one eager op launch, us")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--link-gbps", c.link_gbps, "all-reduce bandwidth, GB/s")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--link-latency-us", c.link_latency_us, "fixed cost per all-reduce call, us")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--read-us", c.read_us, "storage read latency per sample, us")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--decode-work", c.decode_work, "CPU work to decode one sample (thousands of flops)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--leak-kb-per-step", c.leak_kb_per_step, "fault: host memory kept per step, KB")->check(CLI::NonNegativeNumber);
-  app.add_option("--slowdown-at-s", c.slowdown_at_s, "fault: from this time on, steps take --slowdown-factor times longer");
-  app.add_option("--slowdown-factor", c.slowdown_factor, "fault: factor of the slowdown")->check(CLI::Range(1.0, 100.0));
+  app.add_option("--dispatch-us", c.dispatch_us, "host cost of one eager op launch, us")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--link-gbps", c.link_gbps, "all-reduce bandwidth, GB/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--link-latency-us", c.link_latency_us, "fixed cost per all-reduce call, us")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--read-us", c.read_us, "storage read latency per sample, us")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--decode-work", c.decode_work, "CPU work to decode one sample (thousands of flops)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--leak-kb-per-step", c.leak_kb_per_step, "fault: host memory kept per step, KB")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slowdown-at-s", c.slowdown_at_s,
+                 "fault: from this time on, steps take --slowdown-factor times longer");
+  app.add_option("--slowdown-factor", c.slowdown_factor, "fault: factor of the slowdown")
+      ->check(CLI::Range(1.0, 100.0));
   app.add_option("--stall-every", c.stall_every, "fault: stall every N steps")->check(CLI::NonNegativeNumber);
   app.add_option("--stall-ms", c.stall_ms, "fault: length of each stall, ms")->check(CLI::NonNegativeNumber);
   app.add_option("--crash-at-step", c.crash_at_step, "fault: abort at this step");
   app.add_option("--hang-at-step", c.hang_at_step, "fault: stop making progress at this step");
-  app.add_option("--noise-cv", c.noise_cv, "fault: random extra work, about this fraction of a step")->check(CLI::Range(0.0, 10.0));
+  app.add_option("--noise-cv", c.noise_cv, "fault: random extra work, about this fraction of a step")
+      ->check(CLI::Range(0.0, 10.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "harness/sim/trainer.hpp"
 
+#include <unistd.h>
 #include <barrier>
 #include <chrono>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <mutex>
 #include <random>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -223,8 +223,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
     dispatch(m_fused ? 1 : 3);
     st.act[li].chain_backward(m_fused, scale, st.act_grad[li], static_cast<std::size_t>(w));
     dispatch(1);
-    for (std::size_t i = 0; i < bw; ++i)
-      st.dy[i] = (st.dx[i] + 1e-3f * st.act_grad[li].get(i)) * dact(st.y[li][i]);
+    for (std::size_t i = 0; i < bw; ++i) st.dy[i] = (st.dx[i] + 1e-3f * st.act_grad[li].get(i)) * dact(st.y[li][i]);
     dispatch(1);
     matmul_at_b(st.x[li].data(), st.dy.data(), grads[li].data(), w, b, w);
     dispatch(1);
@@ -305,8 +304,8 @@ void Job::emit(long long s, const StepTimes& t) {
                "\"optimizer_ms\": %.4f, "
                "\"loss\": %s, \"host_rss_mb\": %.2f, \"loss_scale\": %.0f}\n",
                s, since(m_t0), t.step_s * 1e3, samples / t.step_s, t.data_wait_s * 1e3, t.forward_s * 1e3,
-               t.backward_s * 1e3, t.allreduce_s * 1e3, t.wire_s * 1e3, t.optimizer_s * 1e3, loss.c_str(), host_rss_mb(),
-               m_storage == Storage::F16 ? m_loss_scale : 1.0);
+               t.backward_s * 1e3, t.allreduce_s * 1e3, t.wire_s * 1e3, t.optimizer_s * 1e3, loss.c_str(),
+               host_rss_mb(), m_storage == Storage::F16 ? m_loss_scale : 1.0);
   std::fflush(m_out);
 }
 
@@ -364,12 +363,14 @@ int Job::run(std::FILE* out, bool stdout_protocol) {
     if (unix_deadline > 0) m_deadline_s = m_deadline_s >= 0 ? std::min(m_deadline_s, left) : left;
   }
   std::fputs(m_prefix, out);
-  std::fprintf(out,
-               "{\"meta\": {\"units\": {\"throughput\": \"samples/s\", \"step_time_ms\": \"ms\", \"data_wait_ms\": \"ms\", "
-               "\"forward_ms\": \"ms\", \"backward_ms\": \"ms\", \"allreduce_ms\": \"ms\", \"allreduce_total_ms\": \"ms\", \"optimizer_ms\": \"ms\", "
-               "\"host_rss_mb\": \"MB\", \"act_mb\": \"MB\"}, \"better\": {\"throughput\": \"higher\", \"loss\": \"lower\", "
-               "\"loss_scale\": \"none\"}, \"kind\": {\"ranks\": \"fact\", \"buckets\": \"fact\", \"matmul_tile\": \"fact\", "
-               "\"act_mb\": \"fact\"}}}\n");
+  std::fprintf(
+      out,
+      "{\"meta\": {\"units\": {\"throughput\": \"samples/s\", \"step_time_ms\": \"ms\", \"data_wait_ms\": \"ms\", "
+      "\"forward_ms\": \"ms\", \"backward_ms\": \"ms\", \"allreduce_ms\": \"ms\", \"allreduce_total_ms\": \"ms\", "
+      "\"optimizer_ms\": \"ms\", "
+      "\"host_rss_mb\": \"MB\", \"act_mb\": \"MB\"}, \"better\": {\"throughput\": \"higher\", \"loss\": \"lower\", "
+      "\"loss_scale\": \"none\"}, \"kind\": {\"ranks\": \"fact\", \"buckets\": \"fact\", \"matmul_tile\": \"fact\", "
+      "\"act_mb\": \"fact\"}}}\n");
   std::fflush(out);
   std::vector<std::thread> ranks;
   for (int r = 0; r < m_cfg.ranks; ++r) ranks.emplace_back([this, r] { rank_loop(r); });

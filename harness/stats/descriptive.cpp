@@ -70,7 +70,8 @@ double scaled_mad(std::span<const double> x) {
   return 1.482602218505602 * median(dev);  // 1 / Phi^-1(3/4)
 }
 
-std::vector<std::size_t> rare_outliers(std::span<const double> x, double mads, double max_fraction, double min_distance) {
+std::vector<std::size_t> rare_outliers(std::span<const double> x, double mads, double max_fraction,
+                                       double min_distance) {
   std::vector<std::size_t> out;
   if (x.size() < 8 || !(mads > 0)) return out;
   const double m = median(x), s = scaled_mad(x);
@@ -91,8 +92,10 @@ MedianInterval median_ci(std::span<const double> x, double level) {
   std::size_t best_k = 0;
   for (std::size_t k = 1; k <= n / 2; ++k) {
     double coverage = 1 - 2 * boost::math::cdf(b, static_cast<double>(k - 1));
-    if (coverage >= level) best_k = k;
-    else break;
+    if (coverage >= level)
+      best_k = k;
+    else
+      break;
   }
   std::size_t k = best_k == 0 ? 1 : best_k;
   r.low = s[k - 1];

@@ -8,13 +8,13 @@
 
 namespace perfgate::stats {
 
-double mean(std::span<const double> x);      // 0 for empty
-double stddev(std::span<const double> x);    // sample (n-1) standard deviation; 0 for n < 2
+double mean(std::span<const double> x);    // 0 for empty
+double stddev(std::span<const double> x);  // sample (n-1) standard deviation; 0 for n < 2
 // n / sum(1/x): the average of rates weighted by the time each took (for
 // per-step throughput with equal work per step, total work over total time).
 // Falls back to the arithmetic mean if any value is not positive.
 double harmonic_mean(std::span<const double> x);
-double cv(std::span<const double> x);        // stddev / |mean|; 0 for n < 2 or mean 0
+double cv(std::span<const double> x);  // stddev / |mean|; 0 for n < 2 or mean 0
 // Quantile by linear interpolation between order statistics (Hyndman & Fan
 // type 7, the default of R and NumPy). p in [0, 1]. 0 for empty.
 double quantile(std::span<const double> x, double p);

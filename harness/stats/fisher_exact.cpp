@@ -35,8 +35,7 @@ FisherExact fisher_exact(long long a, long long b, long long c, long long d) {
   const double log_total = log_choose(n, row1);
   std::vector<double> pmf(static_cast<std::size_t>(hi - lo + 1));
   for (long long x = lo; x <= hi; ++x)
-    pmf[static_cast<std::size_t>(x - lo)] =
-        std::exp(log_choose(col1, x) + log_choose(n - col1, row1 - x) - log_total);
+    pmf[static_cast<std::size_t>(x - lo)] = std::exp(log_choose(col1, x) + log_choose(n - col1, row1 - x) - log_total);
   double greater = 0, less = 0, two = 0;
   const double observed = pmf[static_cast<std::size_t>(a - lo)];
   // SciPy counts a table as "no more likely" within a relative 1e-7, so

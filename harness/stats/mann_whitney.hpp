@@ -29,8 +29,7 @@ struct MannWhitney {
 // scipy.stats.mannwhitneyu(x, y, alternative="two-sided", method=...) with
 // use_continuity=True. An empty side gives p = 1. When every value is equal
 // (no spread) the asymptotic method gives p = 1 and z = 0.
-MannWhitney mann_whitney_u(std::span<const double> x, std::span<const double> y,
-                           MwMethod method = MwMethod::Auto);
+MannWhitney mann_whitney_u(std::span<const double> x, std::span<const double> y, MwMethod method = MwMethod::Auto);
 
 // Largest sample size (per side) for which Auto uses the exact distribution.
 inline constexpr std::size_t k_mw_exact_max_n = 50;
@@ -52,8 +51,8 @@ UNull u_with_null(std::span<const double> x, std::span<const double> y);
 double mann_whitney_min_p(std::size_t n1, std::size_t n2);
 
 struct ShiftEstimate {
-  double shift = 0;     // median of all pairwise differences y_j - x_i
-  double low = 0;       // confidence interval of the shift
+  double shift = 0;  // median of all pairwise differences y_j - x_i
+  double low = 0;    // confidence interval of the shift
   double high = 0;
   double coverage = 0;  // confidence actually achieved (order statistics are discrete)
 };
@@ -78,8 +77,8 @@ struct RatioInterval {
 // platform). median(x) must be non-zero: otherwise, and for an empty side,
 // every field is NaN. Resamples whose median of x is 0 are skipped; with
 // resamples < 1 the interval is [ratio, ratio].
-RatioInterval bootstrap_median_ratio(std::span<const double> x, std::span<const double> y,
-                                     double level, int resamples, unsigned long long seed);
+RatioInterval bootstrap_median_ratio(std::span<const double> x, std::span<const double> y, double level, int resamples,
+                                     unsigned long long seed);
 
 // Trials per side a two-sided Mann-Whitney test needs to detect a location
 // shift `shift` under normal noise of standard deviation `sd` at level `alpha`

@@ -16,8 +16,8 @@
 namespace perfgate::stats {
 
 struct PeltOptions {
-  double penalty = 0;        // per change point, in cost units; <= 0: 2 log(n) (BIC-like)
-  double sigma = 0;          // noise standard deviation; <= 0: estimated (noise_sigma)
+  double penalty = 0;  // per change point, in cost units; <= 0: 2 log(n) (BIC-like)
+  double sigma = 0;    // noise standard deviation; <= 0: estimated (noise_sigma)
   std::size_t min_segment = 2;
 };
 

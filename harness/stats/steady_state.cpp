@@ -11,10 +11,14 @@ namespace perfgate::stats {
 
 std::string_view to_string(SeriesClass c) {
   switch (c) {
-    case SeriesClass::Flat: return "flat";
-    case SeriesClass::Warmup: return "warm-up";
-    case SeriesClass::Slowdown: return "slowdown";
-    case SeriesClass::NoSteadyState: return "no steady state";
+    case SeriesClass::Flat:
+      return "flat";
+    case SeriesClass::Warmup:
+      return "warm-up";
+    case SeriesClass::Slowdown:
+      return "slowdown";
+    case SeriesClass::NoSteadyState:
+      return "no steady state";
   }
   return "?";
 }

@@ -22,23 +22,23 @@ enum class SeriesClass { Flat, Warmup, Slowdown, NoSteadyState };
 std::string_view to_string(SeriesClass c);
 
 struct SteadyStateOptions {
-  double penalty_per_log_n = 6;      // PELT penalty: this many log(n), in noise units (tests/bench/warmup_accuracy)
-  double equivalence_rel = 0.02;     // segments within 2 % of each other are one level...
-  double equivalence_sigmas = 1.0;   // ...or within this many noise standard deviations
-  double compile_factor = 3;         // a leading step this many times the steady median is a compile step
+  double penalty_per_log_n = 6;     // PELT penalty: this many log(n), in noise units (tests/bench/warmup_accuracy)
+  double equivalence_rel = 0.02;    // segments within 2 % of each other are one level...
+  double equivalence_sigmas = 1.0;  // ...or within this many noise standard deviations
+  double compile_factor = 3;        // a leading step this many times the steady median is a compile step
   std::size_t max_compile_steps = 10;
-  std::size_t min_steady = 5;        // fewest steady steps that still make a steady state
-  double min_steady_share = 0.25;    // of the series after the compile steps
+  std::size_t min_steady = 5;      // fewest steady steps that still make a steady state
+  double min_steady_share = 0.25;  // of the series after the compile steps
   std::size_t min_segment = 3;
-  double clip_sigmas = 3;            // a step further than this from its neighbours' median is a spike, clipped
+  double clip_sigmas = 3;  // a step further than this from its neighbours' median is a spike, clipped
 };
 
 struct SteadyState {
   SeriesClass kind = SeriesClass::Flat;
-  std::size_t compile_steps = 0;     // leading steps cut as compile steps
-  std::size_t steady_start = 0;      // index of the first steady step (after the compile steps)
-  std::size_t change_points = 0;     // PELT's, after the compile steps
-  double steady_median = 0;          // of x[steady_start, end)
+  std::size_t compile_steps = 0;  // leading steps cut as compile steps
+  std::size_t steady_start = 0;   // index of the first steady step (after the compile steps)
+  std::size_t change_points = 0;  // PELT's, after the compile steps
+  double steady_median = 0;       // of x[steady_start, end)
 };
 
 // The classification of one series (in step order). Fewer than

@@ -13,8 +13,10 @@ StepSeries::StepSeries(WarmupRule rule, std::uint64_t reservoir_seed, SteadyStat
 void StepSeries::keep_steady(double v) {
   // Running moments: exact over any number of values.
   m_moments.add(v);
-  if (v > 0) m_inverse_sum += 1.0 / v;
-  else m_all_positive = false;
+  if (v > 0)
+    m_inverse_sum += 1.0 / v;
+  else
+    m_all_positive = false;
   if (m_steady.size() < k_max_kept) {
     m_steady.push_back(v);
     return;
@@ -33,7 +35,9 @@ void StepSeries::add(double t_s, double v) {
     return;
   }
   switch (m_rule.kind) {
-    case WarmupRule::Kind::None: keep_steady(v); break;
+    case WarmupRule::Kind::None:
+      keep_steady(v);
+      break;
     case WarmupRule::Kind::Steps:
       // Warm-up steps count per metric: the first N values of each.
       if (static_cast<double>(m_n_total - 1) >= m_rule.amount) keep_steady(v);
@@ -62,9 +66,8 @@ SteadyState StepSeries::classify(bool larger_is_slower) const {
   times.reserve(m_head.size());
   for (double v : m_head) times.push_back(v != 0 ? 1.0 / v : 0.0);
   auto s = classify_steady_state(times, m_auto_options);
-  s.steady_median = s.steady_start < m_head.size()
-                        ? median(std::span<const double>(m_head).subspan(s.steady_start))
-                        : 0;
+  s.steady_median =
+      s.steady_start < m_head.size() ? median(std::span<const double>(m_head).subspan(s.steady_start)) : 0;
   return s;
 }
 

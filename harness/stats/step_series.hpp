@@ -24,7 +24,7 @@ struct WarmupRule {
 };
 
 struct StepSummary {
-  long long n_total = 0;   // values seen (finite or not)
+  long long n_total = 0;  // values seen (finite or not)
   long long n_nonfinite = 0;
   long long n_steady = 0;  // finite values after the warm-up
   double mean = 0, median = 0, p90 = 0, p99 = 0, min = 0, max = 0, stddev = 0;

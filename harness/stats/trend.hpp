@@ -39,10 +39,10 @@ struct TrendTest {
 TrendTest mann_kendall(std::span<const double> y);
 
 struct Stall {
-  std::size_t index = 0;     // position in the series
+  std::size_t index = 0;  // position in the series
   double value = 0;
-  double baseline = 0;       // rolling median around it
-  double ratio = 0;          // value / baseline
+  double baseline = 0;  // rolling median around it
+  double ratio = 0;     // value / baseline
 };
 
 // Points far above their rolling median (a window of `window` points

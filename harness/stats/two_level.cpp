@@ -204,8 +204,10 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
   const bool own = spread.between_df > 0 && std::isfinite(spread.between_var);
   const bool has_prior = prior.df > 0 && std::isfinite(prior.var);
   if (own && has_prior) {
-    if (std::isinf(prior.df)) s2 = prior.var;
-    else s2 = (prior.df * prior.var + spread.between_df * spread.between_var) / (prior.df + spread.between_df);
+    if (std::isinf(prior.df))
+      s2 = prior.var;
+    else
+      s2 = (prior.df * prior.var + spread.between_df * spread.between_var) / (prior.df + spread.between_df);
     df_b = prior.df + spread.between_df;
   } else if (own) {
     s2 = spread.between_var;
@@ -236,7 +238,8 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
       // trials than the runs did. Satterthwaite over those two terms.
       const double a = 1 + 1 / k;
       const double b = 1.0 / static_cast<double>(cand.size()) + inv_n_sum / (k * k) - a * spread.mean_inv_n;
-      const double denom = (a * s2) * (a * s2) / df_b + (std::isinf(within_df) ? 0 : (b * sigma2) * (b * sigma2) / within_df);
+      const double denom =
+          (a * s2) * (a * s2) / df_b + (std::isinf(within_df) ? 0 : (b * sigma2) * (b * sigma2) / within_df);
       df = denom > 0 ? var_d * var_d / denom : k_inf;
     } else {
       // No run effect left over the trial noise: D is judged on the trials,

@@ -28,12 +28,12 @@ namespace perfgate::stats {
 
 // What the runs of one comparison say about the two levels of noise.
 struct RunSpread {
-  int runs = 0;                 // runs with at least one value among those given for the spread
+  int runs = 0;  // runs with at least one value among those given for the spread
   double between_var = std::numeric_limits<double>::quiet_NaN();  // sample variance of their means
-  double between_df = 0;        // runs - 1
+  double between_df = 0;                                          // runs - 1
   double within_var = std::numeric_limits<double>::quiet_NaN();   // pooled variance inside runs
-  double within_df = 0;         // sum of (n - 1)
-  double mean_inv_n = 0;        // mean of 1 / n over the runs of between_var
+  double within_df = 0;                                           // sum of (n - 1)
+  double mean_inv_n = 0;                                          // mean of 1 / n over the runs of between_var
 };
 
 // `spread_runs`: the baseline runs and any older runs of the same
@@ -91,7 +91,7 @@ struct TwoLevel {
   double t = 0;
   double p_two_sided = 1;
   double low = std::numeric_limits<double>::quiet_NaN(), high = std::numeric_limits<double>::quiet_NaN();
-  double tau2 = 0;            // between-run variance used (moderated, at least 0)
+  double tau2 = 0;  // between-run variance used (moderated, at least 0)
   // The standard error D would keep with any number of candidate trials: the
   // runs' spread and the baseline's own trial noise.
   double se_floor = 0;

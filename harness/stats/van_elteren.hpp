@@ -20,11 +20,11 @@ struct StratumSamples {
 };
 
 struct VanElteren {
-  double z = 0;            // > 0 when y tends to be larger than x
+  double z = 0;  // > 0 when y tends to be larger than x
   double p_two_sided = 1;
-  double p_greater = 1;    // y larger
-  double p_less = 1;       // y smaller
-  int strata = 0;          // strata that entered (both sides non-empty, some spread)
+  double p_greater = 1;  // y larger
+  double p_less = 1;     // y smaller
+  int strata = 0;        // strata that entered (both sides non-empty, some spread)
 };
 
 // Normal approximation of the weighted sum, without continuity correction

@@ -38,9 +38,10 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
       if (clashes++ == 0) first_clash = r.id;
     }
   if (clashes > 0)
-    return Error::input(fmt::format("the target already holds {} of the {} run(s) to copy (run {} of the source is "
-                                    "there, same suite, start, host and pid); nothing was copied",
-                                    clashes, runs->size(), first_clash));
+    return Error::input(
+        fmt::format("the target already holds {} of the {} run(s) to copy (run {} of the source is "
+                    "there, same suite, start, host and pid); nothing was copied",
+                    clashes, runs->size(), first_clash));
 
   CopyCounts counts;
   std::map<long long, long long> run_ids;  // source -> target

@@ -13,9 +13,10 @@ Expected<Backend> backend_of(const std::string& spec) {
   // would otherwise become a SQLite file named like it.
   static const std::regex url(R"(^[A-Za-z][A-Za-z0-9+.-]*:/)");
   if (std::regex_search(spec, url))
-    return Error::input(fmt::format("--db '{}': looks like a URL but is not a PostgreSQL one (postgresql://user@host:port/db "
-                                    "or key=value pairs such as 'host=... dbname=...'); a SQLite database is a file path",
-                                    pg::redact_conninfo(spec)));
+    return Error::input(
+        fmt::format("--db '{}': looks like a URL but is not a PostgreSQL one (postgresql://user@host:port/db "
+                    "or key=value pairs such as 'host=... dbname=...'); a SQLite database is a file path",
+                    pg::redact_conninfo(spec)));
   return Backend::Sqlite;
 }
 

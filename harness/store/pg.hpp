@@ -74,12 +74,12 @@ class Result {
 // PostgreSQL 15, tests/bench/ingest_e2e.py).
 class BinaryCopy {
  public:
-  BinaryCopy();                      // writes the header
-  void row(int fields);              // starts a tuple of `fields` values
-  void i64(long long v);             // bigint
-  void f64(double v);                // double precision
+  BinaryCopy();           // writes the header
+  void row(int fields);   // starts a tuple of `fields` values
+  void i64(long long v);  // bigint
+  void f64(double v);     // double precision
   void null();
-  const std::string& finish();       // writes the trailer; the bytes to send
+  const std::string& finish();  // writes the trailer; the bytes to send
   void reserve(std::size_t bytes) { m_buf.reserve(bytes); }
 
  private:

@@ -17,21 +17,27 @@ inline constexpr std::string_view k_worker_stopped =
     "lost: its worker was stopped while it ran (cancelled or interrupted); the trial was queued again";
 
 inline std::string lease_lost_message(long long trial_id) {
-  return fmt::format("trial {}: its lease ran out while it ran and another worker was given it; this attempt's "
-                     "result is not kept (is the database reachable from this node, and the lease long enough?)",
-                     trial_id);
+  return fmt::format(
+      "trial {}: its lease ran out while it ran and another worker was given it; this attempt's "
+      "result is not kept (is the database reachable from this node, and the lease long enough?)",
+      trial_id);
 }
 
 inline void add_queue_count(QueueCounts& c, const std::string& state, int n) {
-  if (state == "pending") c.pending += n;
-  else if (state == "claimed") c.claimed += n;
-  else if (state == "done") c.done += n;
-  else if (state == "lost") c.lost += n;
-  else c.cancelled += n;
+  if (state == "pending")
+    c.pending += n;
+  else if (state == "claimed")
+    c.claimed += n;
+  else if (state == "done")
+    c.done += n;
+  else if (state == "lost")
+    c.lost += n;
+  else
+    c.cancelled += n;
 }
 
 // Interrupted with its worker: pending again while attempts remain.
-#define PERFGATE_REQUEUE(P)                                                                               \
+#define PERFGATE_REQUEUE(P)                                                                           \
   "UPDATE trial_queue SET state = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'lost' END, " \
   "worker = '', lease_until = 0 WHERE trial_id = " P " AND state = 'claimed'"
 inline constexpr const char* k_requeue_interrupted_sqlite = PERFGATE_REQUEUE("?");
@@ -41,13 +47,13 @@ inline constexpr const char* k_requeue_interrupted_pg = PERFGATE_REQUEUE("$1");
 // Leases that ran out: first the attempts' trials (lost, with the worker's
 // name), then the queue rows (pending again, or lost out of attempts).
 #define PERFGATE_EXPIRE_TRIALS(RUN, NOW)                                                                       \
-  "UPDATE trials SET status = 'lost', error = 'lost: worker ' || (SELECT q.worker FROM trial_queue q "        \
+  "UPDATE trials SET status = 'lost', error = 'lost: worker ' || (SELECT q.worker FROM trial_queue q "         \
   "WHERE q.trial_id = trials.id) || ' stopped renewing its lease (killed, cancelled, or its node went down)' " \
-  "|| (SELECT CASE WHEN q.attempts < q.max_attempts THEN '; the trial was queued again' "                    \
-  "ELSE '; no attempts left' END FROM trial_queue q WHERE q.trial_id = trials.id) "                          \
-  "WHERE status = 'running' AND id IN (SELECT trial_id FROM trial_queue WHERE run_id = " RUN                  \
+  "|| (SELECT CASE WHEN q.attempts < q.max_attempts THEN '; the trial was queued again' "                      \
+  "ELSE '; no attempts left' END FROM trial_queue q WHERE q.trial_id = trials.id) "                            \
+  "WHERE status = 'running' AND id IN (SELECT trial_id FROM trial_queue WHERE run_id = " RUN                   \
   " AND state = 'claimed' AND lease_until < " NOW " AND trial_id IS NOT NULL)"
-#define PERFGATE_EXPIRE_QUEUE(RUN, NOW)                                                                   \
+#define PERFGATE_EXPIRE_QUEUE(RUN, NOW)                                                               \
   "UPDATE trial_queue SET state = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'lost' END, " \
   "worker = '', lease_until = 0 WHERE run_id = " RUN " AND state = 'claimed' AND lease_until < " NOW
 inline constexpr const char* k_expire_trials_sqlite = PERFGATE_EXPIRE_TRIALS("?1", "?2");

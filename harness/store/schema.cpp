@@ -289,9 +289,10 @@ Status migrate(sqlite3* db, int application_id) {
   int v = user_version(db);
   if (v < 0) return Error::harness(fmt::format("cannot read the schema version: {}", sqlite3_errmsg(db)));
   if (v > k_schema_version)
-    return Error::harness(fmt::format("database schema version {} is newer than this perfgate understands ({}); "
-                                      "use a newer perfgate",
-                                      v, k_schema_version));
+    return Error::harness(
+        fmt::format("database schema version {} is newer than this perfgate understands ({}); "
+                    "use a newer perfgate",
+                    v, k_schema_version));
   while (v < k_schema_version) {
     // BEGIN IMMEDIATE takes the write lock first, so two perfgates cannot both migrate.
     std::string sql = fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; PRAGMA application_id = {}; COMMIT;",
@@ -307,7 +308,9 @@ Status migrate(sqlite3* db, int application_id) {
         v = user_version(db);
         continue;
       }
-      if (rc == SQLITE_BUSY) return Error::harness(fmt::format("database is locked by another process; could not migrate the schema: {}", msg));
+      if (rc == SQLITE_BUSY)
+        return Error::harness(
+            fmt::format("database is locked by another process; could not migrate the schema: {}", msg));
       return Error::harness(fmt::format("migrating the schema from version {} failed: {}", v, msg));
     }
     ++v;

@@ -1,18 +1,18 @@
 // SQLite implementation of Store: the only file that includes sqlite3.h.
 
+#include <signal.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 #include <filesystem>
 #include <fstream>
-#include <signal.h>
+#include <mutex>
+#include <unordered_map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/model/params.hpp"
 #include "harness/store/queue_sql.hpp"
@@ -38,14 +38,26 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
 
   bool ok() const { return m_rc == SQLITE_OK; }
-  Stmt& bind(int i, long long v) { sqlite3_bind_int64(m_stmt, i, v); return *this; }
-  Stmt& bind(int i, int v) { sqlite3_bind_int64(m_stmt, i, v); return *this; }
-  Stmt& bind(int i, double v) { sqlite3_bind_double(m_stmt, i, v); return *this; }
+  Stmt& bind(int i, long long v) {
+    sqlite3_bind_int64(m_stmt, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, int v) {
+    sqlite3_bind_int64(m_stmt, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(m_stmt, i, v);
+    return *this;
+  }
   Stmt& bind(int i, const std::string& v) {
     sqlite3_bind_text(m_stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
-  Stmt& bind_null(int i) { sqlite3_bind_null(m_stmt, i); return *this; }
+  Stmt& bind_null(int i) {
+    sqlite3_bind_null(m_stmt, i);
+    return *this;
+  }
   int step() { return sqlite3_step(m_stmt); }
   void reset() {
     sqlite3_reset(m_stmt);
@@ -119,12 +131,14 @@ class SqliteStore final : public Store {
   Error fail(int rc, const std::string& doing) const {
     std::string msg = sqlite3_errmsg(m_db);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-      return Error::harness(fmt::format("{}: database is locked by another process (waited {:.0f} s) while {}; "
-                                        "try again when the other perfgate finishes, or raise --db-timeout",
-                                        m_path, m_busy_s, doing));
+      return Error::harness(
+          fmt::format("{}: database is locked by another process (waited {:.0f} s) while {}; "
+                      "try again when the other perfgate finishes, or raise --db-timeout",
+                      m_path, m_busy_s, doing));
     if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
-      return Error::harness(fmt::format("{}: database is damaged ({}) while {}; check it with: sqlite3 {} 'PRAGMA integrity_check'",
-                                        m_path, msg, doing, m_path));
+      return Error::harness(
+          fmt::format("{}: database is damaged ({}) while {}; check it with: sqlite3 {} 'PRAGMA integrity_check'",
+                      m_path, msg, doing, m_path));
     return Error::harness(fmt::format("{}: database error while {}: {}", m_path, doing, msg));
   }
   Status exec(const char* sql, const std::string& doing) {
@@ -173,17 +187,20 @@ Status SqliteStore::init() {
       if (trc != SQLITE_ROW) return fail(trc, "listing tables");
       std::string tables = t.text(0);
       if (app != 0 || !tables.empty())
-        return Error::harness(fmt::format("{}: is a SQLite database of another application (tables: {}); "
-                                          "perfgate will not touch it. Use --db to choose another file",
-                                          m_path, tables.empty() ? "none" : tables));
+        return Error::harness(
+            fmt::format("{}: is a SQLite database of another application (tables: {}); "
+                        "perfgate will not touch it. Use --db to choose another file",
+                        m_path, tables.empty() ? "none" : tables));
     }
   }
   if (auto st = exec("PRAGMA journal_mode = WAL", "switching to WAL mode"); !st) return st;
-  if (auto st = exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring the connection"); !st) return st;
+  if (auto st = exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring the connection"); !st)
+    return st;
   if (auto st = migrate(m_db, k_application_id); !st) {
     return Error::harness(fmt::format("{}: {}", m_path, st.error().message));
   }
-  m_insert_sample = std::make_unique<Stmt>(m_db, "INSERT INTO samples(trial_id, metric_id, step, t_s, value) VALUES (?,?,?,?,?)");
+  m_insert_sample =
+      std::make_unique<Stmt>(m_db, "INSERT INTO samples(trial_id, metric_id, step, t_s, value) VALUES (?,?,?,?,?)");
   if (!m_insert_sample->ok()) return fail(sqlite3_errcode(m_db), "preparing statements");
   return Ok{};
 }
@@ -226,7 +243,8 @@ Status SqliteStore::update_run_plan(long long run_id, const std::string& plan_js
   });
 }
 
-Status SqliteStore::set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) {
+Status SqliteStore::set_primary_metrics(long long run_id,
+                                        const std::vector<std::pair<long long, std::string>>& primary) {
   std::lock_guard lock(m_mu);
   return transaction("recording the primary metrics", [&]() -> Status {
     Stmt s(m_db, "INSERT OR REPLACE INTO run_configs(run_id, config_id, primary_metric) VALUES (?, ?, ?)");
@@ -326,8 +344,10 @@ Status SqliteStore::append_samples(long long trial_id, std::span<const SampleRow
     long long first_rowid = 0;
     for (const auto& r : rows) {
       s.bind(1, trial_id).bind(2, r.metric_id).bind(3, r.step).bind(4, r.t_s);
-      if (std::isnan(r.value)) s.bind_null(5);  // SQLite has no NaN; NULL marks it
-      else s.bind(5, r.value);
+      if (std::isnan(r.value))
+        s.bind_null(5);  // SQLite has no NaN; NULL marks it
+      else
+        s.bind(5, r.value);
       int rc = s.step();
       s.reset();
       if (rc != SQLITE_DONE) return fail(rc, "storing step samples");
@@ -346,10 +366,11 @@ Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const lo
   std::lock_guard lock(m_mu);
   PERFGATE_CHECK(ids.size() == t.summaries.size());
   return transaction("recording a finished trial", [&]() -> Status {
-    Stmt s(m_db,
-           "UPDATE trials SET status = ?, exit_code = ?, signal = ?, error = ?, wall_s = ?, cpu_s = ?, peak_rss_mb = ?, "
-           "steps = ?, malformed_lines = ?, notes = ?, steady_class = ?, steady_start = ?, compile_steps = ?, "
-           "last_step_s = ? WHERE id = ? AND status <> 'lost'");
+    Stmt s(
+        m_db,
+        "UPDATE trials SET status = ?, exit_code = ?, signal = ?, error = ?, wall_s = ?, cpu_s = ?, peak_rss_mb = ?, "
+        "steps = ?, malformed_lines = ?, notes = ?, steady_class = ?, steady_start = ?, compile_steps = ?, "
+        "last_step_s = ? WHERE id = ? AND status <> 'lost'");
     s.bind(1, std::string(model::to_string(t.status))).bind(2, t.exit_code).bind(3, t.signal).bind(4, t.error);
     s.bind(5, t.wall_s).bind(6, t.cpu_s).bind(7, t.peak_rss_mb).bind(8, t.steps).bind(9, t.malformed_lines);
     s.bind(10, t.notes).bind(11, t.steady_class).bind(12, t.steady_start).bind(13, t.compile_steps);
@@ -477,8 +498,9 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
   if (!tags) return tags.error();
   d.run.tags = std::move(*tags);
   {
-    Stmt s(m_db, "SELECT DISTINCT c.id, c.workload, c.params FROM configs c JOIN trials t ON t.config_id = c.id "
-                 "WHERE t.run_id = ? ORDER BY c.id");
+    Stmt s(m_db,
+           "SELECT DISTINCT c.id, c.workload, c.params FROM configs c JOIN trials t ON t.config_id = c.id "
+           "WHERE t.run_id = ? ORDER BY c.id");
     s.bind(1, run_id);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) d.configs.push_back({s.i64(0), s.text(1), s.text(2)});
@@ -493,9 +515,10 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
     if (rc != SQLITE_DONE) return fail(rc, "reading trials");
   }
   {
-    std::string sql = fmt::format("SELECT {} FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
-                                  "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = ? ORDER BY ts.trial_id, m.name",
-                                  rows::k_summary_columns);
+    std::string sql = fmt::format(
+        "SELECT {} FROM trial_summaries ts JOIN trials t ON t.id = ts.trial_id "
+        "JOIN metrics m ON m.id = ts.metric_id WHERE t.run_id = ? ORDER BY ts.trial_id, m.name",
+        rows::k_summary_columns);
     Stmt s(m_db, sql.c_str());
     s.bind(1, run_id);
     std::unordered_map<long long, model::TrialRecord*> by_id;
@@ -506,8 +529,9 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
     if (rc != SQLITE_DONE) return fail(rc, "reading trial summaries");
   }
   {
-    Stmt s(m_db, "SELECT DISTINCT m.name, m.unit, m.better, m.kind FROM metrics m JOIN trial_summaries ts ON "
-                 "ts.metric_id = m.id JOIN trials t ON t.id = ts.trial_id WHERE t.run_id = ? ORDER BY m.name");
+    Stmt s(m_db,
+           "SELECT DISTINCT m.name, m.unit, m.better, m.kind FROM metrics m JOIN trial_summaries ts ON "
+           "ts.metric_id = m.id JOIN trials t ON t.id = ts.trial_id WHERE t.run_id = ? ORDER BY m.name");
     s.bind(1, run_id);
     int rc;
     while ((rc = s.step()) == SQLITE_ROW)
@@ -527,7 +551,8 @@ Expected<RunData> SqliteStore::load_run(long long run_id) {
 
 Expected<std::vector<SampleRow>> SqliteStore::load_samples(long long trial_id, long long metric_id) {
   std::vector<SampleRow> out;
-  if (auto st = for_each_sample(trial_id, metric_id, [&](const SampleRow& r) { out.push_back(r); }); !st) return st.error();
+  if (auto st = for_each_sample(trial_id, metric_id, [&](const SampleRow& r) { out.push_back(r); }); !st)
+    return st.error();
   return out;
 }
 
@@ -598,7 +623,8 @@ Status SqliteStore::for_each_sample(long long trial_id, long long metric_id,
   std::lock_guard lock(m_mu);
   Stmt s(m_db,
          "SELECT step, t_s, value FROM samples WHERE rowid BETWEEN "
-         "(SELECT samples_first_rowid FROM trials WHERE id = ?1) AND (SELECT samples_last_rowid FROM trials WHERE id = ?1) "
+         "(SELECT samples_first_rowid FROM trials WHERE id = ?1) AND (SELECT samples_last_rowid FROM trials WHERE id = "
+         "?1) "
          "AND trial_id = ?1 AND metric_id = ?2 ORDER BY rowid");
   s.bind(1, trial_id).bind(2, metric_id);
   int rc;
@@ -643,28 +669,46 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
     Stmt ins(m_db,
              "INSERT INTO gates(run_id, created_at, baseline, baseline_runs, policy, outcome, trials_added, forced) "
              "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    ins.bind(1, g.run_id).bind(2, g.created_at).bind(3, g.baseline).bind(4, rows::run_list(g.baseline_runs)).bind(5, g.policy).bind(6, g.outcome)
-        .bind(7, g.trials_added).bind(8, g.forced ? 1 : 0);
+    ins.bind(1, g.run_id)
+        .bind(2, g.created_at)
+        .bind(3, g.baseline)
+        .bind(4, rows::run_list(g.baseline_runs))
+        .bind(5, g.policy)
+        .bind(6, g.outcome)
+        .bind(7, g.trials_added)
+        .bind(8, g.forced ? 1 : 0);
     if (int rc = ins.step(); rc != SQLITE_DONE) return fail(rc, "recording a gate");
     gate_id = sqlite3_last_insert_rowid(m_db);
     Stmt v(m_db,
            "INSERT OR REPLACE INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
            "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
-           "extra_trials, added_trials, note, node_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+           "extra_trials, added_trials, note, node_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+           "?, ?, "
            "?, ?)");
     for (std::size_t i = 0; i < g.comparisons.size(); ++i) {
       const auto& c = g.comparisons[i];
       v.reset();
-      v.bind(1, gate_id).bind(2, ids[i].first).bind(3, ids[i].second).bind(4, std::string(model::to_string(c.verdict)))
-          .bind(5, c.threshold_rel).bind(6, c.n_base).bind(7, c.n_cand).bind(8, c.failed_base).bind(9, c.failed_cand);
+      v.bind(1, gate_id)
+          .bind(2, ids[i].first)
+          .bind(3, ids[i].second)
+          .bind(4, std::string(model::to_string(c.verdict)))
+          .bind(5, c.threshold_rel)
+          .bind(6, c.n_base)
+          .bind(7, c.n_cand)
+          .bind(8, c.failed_base)
+          .bind(9, c.failed_cand);
       int col = 10;
       for (double x : {c.base_median, c.cand_median, c.change_rel, c.change_low_rel, c.change_high_rel}) {
-        if (std::isfinite(x)) v.bind(col, x);
-        else v.bind_null(col);
+        if (std::isfinite(x))
+          v.bind(col, x);
+        else
+          v.bind_null(col);
         ++col;
       }
-      if (c.tested) v.bind(15, c.u).bind(16, c.p_value).bind(17, c.p_adjusted);
-      else v.bind_null(15).bind_null(16).bind_null(17);
+      if (c.tested)
+        v.bind(15, c.u).bind(16, c.p_value).bind(17, c.p_adjusted);
+      else
+        v.bind_null(15).bind_null(16).bind_null(17);
       v.bind(18, c.extra_trials).bind(19, c.added_trials).bind(20, c.note).bind(21, c.node_class);
       if (int rc = v.step(); rc != SQLITE_DONE) return fail(rc, "recording a verdict");
     }
@@ -683,9 +727,10 @@ Expected<std::vector<GateRecord>> SqliteStore::load_gates(long long run_id) {
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) out.push_back(rows::gate(s));
   if (rc != SQLITE_DONE) return fail(rc, "reading gates");
-  std::string verdicts_sql = fmt::format("SELECT {} FROM verdicts v JOIN configs c ON c.id = v.config_id JOIN metrics m "
-                                         "ON m.id = v.metric_id WHERE v.gate_id = ? ORDER BY v.rowid",
-                                         rows::k_verdict_columns);
+  std::string verdicts_sql = fmt::format(
+      "SELECT {} FROM verdicts v JOIN configs c ON c.id = v.config_id JOIN metrics m "
+      "ON m.id = v.metric_id WHERE v.gate_id = ? ORDER BY v.rowid",
+      rows::k_verdict_columns);
   Stmt v(m_db, verdicts_sql.c_str());
   for (auto& g : out) {
     v.reset();
@@ -707,17 +752,20 @@ Expected<std::unique_ptr<Store>> open_sqlite_store(const std::string& path, cons
       std::ifstream in(path, std::ios::binary);
       in.read(header, sizeof header);
       if (in.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0)
-        return Error::harness(fmt::format("{}: is not a perfgate database (not even SQLite); perfgate will not touch "
-                                          "it. Use --db to choose another file",
-                                          path));
+        return Error::harness(
+            fmt::format("{}: is not a perfgate database (not even SQLite); perfgate will not touch "
+                        "it. Use --db to choose another file",
+                        path));
     }
   } else {
     auto parent = fs::path(path).parent_path();
     if (!parent.empty()) fs::create_directories(parent, ec);
-    if (ec) return Error::harness(fmt::format("{}: cannot create directory {}: {}", path, parent.string(), ec.message()));
+    if (ec)
+      return Error::harness(fmt::format("{}: cannot create directory {}: {}", path, parent.string(), ec.message()));
   }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
@@ -780,13 +828,14 @@ Status SqliteStore::expire_leases(long long run_id) {
 }
 
 Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const std::string& worker, double lease_s,
-                                                    long long below_index) {
+                                                        long long below_index) {
   std::lock_guard lock(m_mu);
   std::optional<Claim> claim;
   auto st = transaction("claiming a queued trial", [&]() -> Status {
     if (auto e = expire_leases(run_id); !e) return e;
-    Stmt s(m_db, "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = ? AND state = 'pending' "
-                 "AND plan_index < ? ORDER BY seq LIMIT 1");
+    Stmt s(m_db,
+           "SELECT id, plan_index, attempts FROM trial_queue WHERE run_id = ? AND state = 'pending' "
+           "AND plan_index < ? ORDER BY seq LIMIT 1");
     s.bind(1, run_id).bind(2, below_index);
     int rc = s.step();
     if (rc == SQLITE_DONE) return Ok{};
@@ -795,8 +844,9 @@ Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const 
     c.queue_id = s.i64(0);
     c.plan_index = static_cast<std::size_t>(s.i64(1));
     c.attempt = static_cast<int>(s.i64(2)) + 1;
-    Stmt u(m_db, "UPDATE trial_queue SET state = 'claimed', worker = ?, lease_until = ?, attempts = attempts + 1, "
-                 "trial_id = NULL WHERE id = ?");
+    Stmt u(m_db,
+           "UPDATE trial_queue SET state = 'claimed', worker = ?, lease_until = ?, attempts = attempts + 1, "
+           "trial_id = NULL WHERE id = ?");
     u.bind(1, worker).bind(2, util::unix_now_s() + lease_s).bind(3, c.queue_id);
     if (int urc = u.step(); urc != SQLITE_DONE) return fail(urc, "claiming a queued trial");
     claim = c;
@@ -840,8 +890,9 @@ Expected<QueueCounts> SqliteStore::queue_counts(long long run_id, long long belo
 
 Status SqliteStore::cancel_queue(long long run_id) {
   std::lock_guard lock(m_mu);
-  Stmt s(m_db, "UPDATE trial_queue SET state = 'cancelled', lease_until = 0 WHERE run_id = ? "
-               "AND state IN ('pending', 'claimed')");
+  Stmt s(m_db,
+         "UPDATE trial_queue SET state = 'cancelled', lease_until = 0 WHERE run_id = ? "
+         "AND state IN ('pending', 'claimed')");
   s.bind(1, run_id);
   if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "cancelling queued trials");
   return Ok{};
@@ -889,29 +940,46 @@ Expected<std::optional<BuildRecord>> SqliteStore::find_build(const std::string& 
 
 Status SqliteStore::save_build(const BuildRecord& b) {
   std::lock_guard lock(m_mu);
-  const std::string sql = fmt::format("INSERT OR REPLACE INTO builds({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                      rows::k_build_columns);
+  const std::string sql =
+      fmt::format("INSERT OR REPLACE INTO builds({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows::k_build_columns);
   Stmt s(m_db, sql.c_str());
-  s.bind(1, b.key).bind(2, b.tree).bind(3, b.build_command).bind(4, b.git_commit).bind(5, b.status).bind(6, b.attempts)
-      .bind(7, b.worktree).bind(8, b.log_path).bind(9, b.error).bind(10, b.duration_s).bind(11, b.updated_at);
+  s.bind(1, b.key)
+      .bind(2, b.tree)
+      .bind(3, b.build_command)
+      .bind(4, b.git_commit)
+      .bind(5, b.status)
+      .bind(6, b.attempts)
+      .bind(7, b.worktree)
+      .bind(8, b.log_path)
+      .bind(9, b.error)
+      .bind(10, b.duration_s)
+      .bind(11, b.updated_at);
   if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a build");
   return Ok{};
 }
 
 Expected<long long> SqliteStore::save_bisect(const BisectRecord& b) {
   std::lock_guard lock(m_mu);
-  Stmt s(m_db, "INSERT INTO bisects(created_at, suite, workload, params, metric, good, bad, outcome, report) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  s.bind(1, b.created_at).bind(2, b.suite).bind(3, b.workload).bind(4, b.params_json).bind(5, b.metric).bind(6, b.good)
-      .bind(7, b.bad).bind(8, b.outcome).bind(9, b.report_json);
+  Stmt s(m_db,
+         "INSERT INTO bisects(created_at, suite, workload, params, metric, good, bad, outcome, report) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, b.created_at)
+      .bind(2, b.suite)
+      .bind(3, b.workload)
+      .bind(4, b.params_json)
+      .bind(5, b.metric)
+      .bind(6, b.good)
+      .bind(7, b.bad)
+      .bind(8, b.outcome)
+      .bind(9, b.report_json);
   if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a bisect");
   return sqlite3_last_insert_rowid(m_db);
 }
 
 Expected<std::vector<BisectRecord>> SqliteStore::load_bisects(const std::string& suite) {
   std::lock_guard lock(m_mu);
-  const std::string sql = fmt::format("SELECT {} FROM bisects WHERE ? = '' OR suite = ? ORDER BY id DESC",
-                                      rows::k_bisect_columns);
+  const std::string sql =
+      fmt::format("SELECT {} FROM bisects WHERE ? = '' OR suite = ? ORDER BY id DESC", rows::k_bisect_columns);
   Stmt s(m_db, sql.c_str());
   s.bind(1, suite).bind(2, suite);
   std::vector<BisectRecord> out;

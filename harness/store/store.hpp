@@ -28,7 +28,7 @@ struct RunRecord {
   double ended_at = 0;    // 0 while running
   model::RunStatus status = model::RunStatus::Running;
   std::string host;
-  long long pid = 0;      // of the perfgate that ran it, to find abandoned runs
+  long long pid = 0;  // of the perfgate that ran it, to find abandoned runs
   std::string fingerprint_json;
   std::string fingerprint_hash;
   std::string git_commit;
@@ -72,33 +72,33 @@ struct RunData {
   RunRecord run;
   std::vector<ConfigRecord> configs;
   std::map<long long, std::string> primary_metrics;  // config id -> the configuration's primary metric in this run
-  std::vector<model::TrialRecord> trials;   // with summaries, in run order
-  std::vector<model::MetricInfo> metrics;   // every metric the trials mention
+  std::vector<model::TrialRecord> trials;            // with summaries, in run order
+  std::vector<model::MetricInfo> metrics;            // every metric the trials mention
 };
 
 // Which runs a baseline selector means. Empty fields match anything.
 struct RunQuery {
   std::string suite;
   std::string tag;
-  std::string commit_prefix;     // git commit, or its first characters
-  long long before_id = 0;       // only runs older than this one (0: any)
-  long long exclude_id = 0;      // never this run (the candidate)
-  bool completed_only = true;    // skip running, interrupted and failed runs
+  std::string commit_prefix;   // git commit, or its first characters
+  long long before_id = 0;     // only runs older than this one (0: any)
+  long long exclude_id = 0;    // never this run (the candidate)
+  bool completed_only = true;  // skip running, interrupted and failed runs
   // Runs of kind bisect measure old commits now, one configuration each:
   // not a baseline, nor a point of a history in time. Only bisect reads them.
   bool bisect_runs = false;
-  int limit = 0;                 // newest first; 0: all
+  int limit = 0;  // newest first; 0: all
 };
 
 // A gate's outcome as recorded, for reports and dashboards.
 struct GateRecord {
   long long id = 0;
-  long long run_id = 0;                 // the candidate
+  long long run_id = 0;  // the candidate
   double created_at = 0;
-  std::string baseline;                 // the selector as given
+  std::string baseline;  // the selector as given
   std::vector<long long> baseline_runs;
-  std::string policy;                   // path, '' for the built-in policy
-  std::string outcome;                  // regression | pass | inconclusive | error
+  std::string policy;   // path, '' for the built-in policy
+  std::string outcome;  // regression | pass | inconclusive | error
   int trials_added = 0;
   bool forced = false;
   std::vector<model::Comparison> comparisons;
@@ -125,7 +125,7 @@ struct QueueCounts {
 // A build of `perfgate bisect`, cached by tree hash and build command.
 struct BuildRecord {
   std::string key, tree, build_command, git_commit;
-  std::string status;   // ok | failed
+  std::string status;  // ok | failed
   int attempts = 0;
   std::string worktree, log_path, error;
   double duration_s = 0, updated_at = 0;
@@ -150,7 +150,8 @@ class Store {
   virtual Expected<long long> begin_run(const RunRecord& run) = 0;
   virtual Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) = 0;
   // Each configuration's primary metric in this run (config id, metric).
-  virtual Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) = 0;
+  virtual Status set_primary_metrics(long long run_id,
+                                     const std::vector<std::pair<long long, std::string>>& primary) = 0;
   virtual Status finish_run(long long run_id, model::RunStatus status, double ended_at) = 0;
   virtual Expected<long long> config_id(const std::string& workload, const std::string& params_json) = 0;
   // Registers a metric (or updates its unit / direction) and returns its id.

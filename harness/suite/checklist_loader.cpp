@@ -14,9 +14,9 @@ using model::CheckKind;
 namespace {
 
 const std::vector<std::string> k_top_keys = {"checklist", "description", "items"};
-const std::vector<std::string> k_item_keys = {"name",   "check", "description", "run",      "workload", "metric",
-                                              "numerator", "denominator", "where", "param", "at_least", "at_most",
-                                              "baseline", "policy", "optional"};
+const std::vector<std::string> k_item_keys = {"name",     "check",     "description", "run",    "workload",
+                                              "metric",   "numerator", "denominator", "where",  "param",
+                                              "at_least", "at_most",   "baseline",    "policy", "optional"};
 
 Expected<std::map<std::string, std::string>> get_filter(const Ctx& c, const YAML::Node& n, const std::string& what) {
   if (auto st = check_map(c, n, what, {}); !st) return st.error();
@@ -38,18 +38,20 @@ Expected<model::ChecklistItem> read_item(const Ctx& c, const YAML::Node& n, std:
   if (!name) return name.error();
   it.name = *name;
   auto where = [&](const std::string& msg) { return fmt::format("item '{}': {}", it.name, msg); };
-  if (!n["check"]) return err_at(c, n, where("needs 'check' (one of " + util::join(model::check_kind_names(), ", ") + ")"));
+  if (!n["check"])
+    return err_at(c, n, where("needs 'check' (one of " + util::join(model::check_kind_names(), ", ") + ")"));
   auto kind_text = get_string(c, n["check"], "check");
   if (!kind_text) return kind_text.error();
   auto kind = model::check_kind_from(*kind_text);
   if (!kind)
-    return err_at(c, n["check"], where(fmt::format("unknown check '{}'{}; checks: {}", *kind_text,
-                                                   util::did_you_mean(*kind_text, model::check_kind_names()),
-                                                   util::join(model::check_kind_names(), ", "))));
+    return err_at(c, n["check"],
+                  where(fmt::format("unknown check '{}'{}; checks: {}", *kind_text,
+                                    util::did_you_mean(*kind_text, model::check_kind_names()),
+                                    util::join(model::check_kind_names(), ", "))));
   it.kind = *kind;
-  for (auto [key, out] : {std::pair{"run", &it.run}, std::pair{"workload", &it.workload}, std::pair{"metric", &it.metric},
-                          std::pair{"param", &it.param}, std::pair{"baseline", &it.baseline},
-                          std::pair{"policy", &it.policy}}) {
+  for (auto [key, out] :
+       {std::pair{"run", &it.run}, std::pair{"workload", &it.workload}, std::pair{"metric", &it.metric},
+        std::pair{"param", &it.param}, std::pair{"baseline", &it.baseline}, std::pair{"policy", &it.policy}}) {
     if (!n[key]) continue;
     auto v = get_string(c, n[key], key);
     if (!v) return v.error();
@@ -90,24 +92,33 @@ Expected<model::ChecklistItem> read_item(const Ctx& c, const YAML::Node& n, std:
       st = need(!it.numerator.empty() && !it.denominator.empty() && (it.at_least || it.at_most),
                 "numerator and denominator (parameter filters) and at_least or at_most");
       break;
-    case CheckKind::DataShare: st = need(it.at_most.has_value(), "at_most (the largest data_wait_ms / step_time_ms)"); break;
+    case CheckKind::DataShare:
+      st = need(it.at_most.has_value(), "at_most (the largest data_wait_ms / step_time_ms)");
+      break;
     case CheckKind::Scaling:
       if (it.metric.empty()) it.metric = "throughput";
       st = need(it.at_least.has_value(), "at_least (the smallest scaling efficiency, e.g. 0.8)");
       break;
-    case CheckKind::FirstStep: st = need(it.at_most.has_value(), "at_most (ms, or a duration such as 90s)"); break;
+    case CheckKind::FirstStep:
+      st = need(it.at_most.has_value(), "at_most (ms, or a duration such as 90s)");
+      break;
     case CheckKind::SoakDrift:
       if (it.metric.empty()) it.metric = "step_time_ms";
       st = need(it.at_most.has_value(), "at_most (%/hour)");
       break;
-    case CheckKind::MemoryGrowth: st = need(it.at_most.has_value(), "at_most (MB/hour)"); break;
+    case CheckKind::MemoryGrowth:
+      st = need(it.at_most.has_value(), "at_most (MB/hour)");
+      break;
     case CheckKind::Stalls:
     case CheckKind::Hangs:
     case CheckKind::NanLoss:
       if (!it.at_most) it.at_most = 0;
       break;
-    case CheckKind::NoRegression: st = need(!it.baseline.empty(), "baseline (a selector such as tag:release,last:1)"); break;
-    case CheckKind::AllTrialsOk: break;
+    case CheckKind::NoRegression:
+      st = need(!it.baseline.empty(), "baseline (a selector such as tag:release,last:1)");
+      break;
+    case CheckKind::AllTrialsOk:
+      break;
   }
   if (!st) return st.error();
   return it;

@@ -10,14 +10,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "harness/suite/matrix.hpp"
 #include "harness/runner/slots.hpp"
+#include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/yaml_helpers.hpp"
 #include "harness/util/install_paths.hpp"
-#include "harness/util/user_regex.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
+#include "harness/util/user_regex.hpp"
 
 namespace perfgate::suite {
 namespace fs = std::filesystem;
@@ -26,8 +26,8 @@ using model::Scalar;
 using model::SourceLoc;
 
 namespace {
-using yaml::Ctx;
 using yaml::check_map;
+using yaml::Ctx;
 using yaml::err_at;
 using yaml::get_bool;
 using yaml::get_duration;
@@ -38,13 +38,15 @@ using yaml::parse_yaml;
 using yaml::read_file;
 using yaml::type_name;
 
-const std::vector<std::string> k_suite_keys = {"suite", "description", "profile", "seed", "order", "slots", "defaults", "workloads"};
-const std::vector<std::string> k_setting_keys = {"repeats", "warmup",  "timeout",         "kill_grace", "env", "cwd",
-                                                 "log_limit", "metrics", "samplers", "sample_interval", "host_probe"};
-const std::vector<std::string> k_workload_keys = {"name",   "description", "command", "shell",   "env",     "cwd",
-                                                  "repeats", "warmup",     "timeout", "kill_grace", "log_limit",
-                                                  "metrics", "matrix",     "params",  "include", "exclude",
-                                                  "samplers", "sample_interval", "host_probe"};
+const std::vector<std::string> k_suite_keys = {"suite", "description", "profile",  "seed",
+                                               "order", "slots",       "defaults", "workloads"};
+const std::vector<std::string> k_setting_keys = {"repeats",   "warmup",    "timeout", "kill_grace", "env",
+                                                 "cwd",       "log_limit", "metrics", "samplers",   "sample_interval",
+                                                 "host_probe"};
+const std::vector<std::string> k_workload_keys = {
+    "name",    "description", "command",    "shell",           "env",       "cwd",    "repeats",
+    "warmup",  "timeout",     "kill_grace", "log_limit",       "metrics",   "matrix", "params",
+    "include", "exclude",     "samplers",   "sample_interval", "host_probe"};
 const std::vector<std::string> k_profile_keys = {"profile", "description", "slots", "defaults"};
 const std::vector<std::string> k_slots_keys = {"kind", "devices", "cpus", "per_trial", "env"};
 const std::vector<std::string> k_metrics_keys = {"parser", "primary", "file", "batch_size", "patterns"};
@@ -52,7 +54,8 @@ const std::vector<std::string> k_pattern_keys = {"regex", "record", "units", "be
 const std::vector<std::string> k_warmup_keys = {"steps", "seconds"};
 const std::vector<std::string> k_sampler_kinds = {"proc", "npu-smi", "nvidia-smi", "command", "host"};
 const std::vector<std::string> k_command_sampler_keys = {"kind", "name", "command", "regex", "metrics"};
-const std::vector<std::string> k_parsers = {"jsonl", "megatron", "mindspore", "modelzoo", "ais_bench", "gbench", "regex"};
+const std::vector<std::string> k_parsers = {"jsonl",     "megatron", "mindspore", "modelzoo",
+                                            "ais_bench", "gbench",   "regex"};
 // `--set` keys that change settings rather than parameters.
 const std::vector<std::string> k_override_settings = {"repeats", "warmup", "timeout", "kill_grace", "log_limit"};
 
@@ -64,7 +67,8 @@ Scalar scalar_of(const YAML::Node& n) {
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
 }
 
 // Flattens a scalar or (nested) mapping value under `prefix` into dotted keys.
@@ -84,7 +88,8 @@ Status flatten_value(const Ctx& c, const YAML::Node& n, const std::string& prefi
     }
     return Ok{};
   }
-  return err_at(c, n, fmt::format("value of '{}' must be a scalar or a mapping of scalars, found {}", prefix, type_name(n)));
+  return err_at(c, n,
+                fmt::format("value of '{}' must be a scalar or a mapping of scalars, found {}", prefix, type_name(n)));
 }
 
 // A mapping of parameter names to values (params:, include/exclude entries).
@@ -93,7 +98,8 @@ Expected<Params> read_param_map(const Ctx& c, const YAML::Node& n, const std::st
   Params p;
   for (auto it = n.begin(); it != n.end(); ++it) {
     auto key = it->first.Scalar();
-    if (!is_identifier(key)) return err_at(c, it->first, fmt::format("'{}' is not a valid parameter name (letters, digits, _)", key));
+    if (!is_identifier(key))
+      return err_at(c, it->first, fmt::format("'{}' is not a valid parameter name (letters, digits, _)", key));
     if (auto st = flatten_value(c, it->second, key, p); !st) return st.error();
   }
   return p;
@@ -199,15 +205,17 @@ Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
   spec.loc = loc_of(c, n);
   auto known_kind = [&](const YAML::Node& at, const std::string& kind) -> Status {
     if (std::find(k_sampler_kinds.begin(), k_sampler_kinds.end(), kind) == k_sampler_kinds.end())
-      return err_at(c, at, fmt::format("unknown sampler '{}'{}; available: {}", kind, util::did_you_mean(kind, k_sampler_kinds),
-                                       util::join(k_sampler_kinds, ", ")));
+      return err_at(c, at,
+                    fmt::format("unknown sampler '{}'{}; available: {}", kind,
+                                util::did_you_mean(kind, k_sampler_kinds), util::join(k_sampler_kinds, ", ")));
     return Ok{};
   };
   if (n.IsScalar()) {
     spec.kind = n.Scalar();
     if (auto st = known_kind(n, spec.kind); !st) return st.error();
     if (spec.kind == "command")
-      return err_at(c, n, "a command sampler is a mapping: {kind: command, command: [...], regex: '...', metrics: [...]}");
+      return err_at(c, n,
+                    "a command sampler is a mapping: {kind: command, command: [...], regex: '...', metrics: [...]}");
     return spec;
   }
   if (auto st = check_map(c, n, "a sampler", k_command_sampler_keys); !st) return st.error();
@@ -222,7 +230,8 @@ Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
     return spec;
   }
   if (!n["command"] || !n["regex"] || !n["metrics"])
-    return err_at(c, n, "a command sampler needs 'command' (argv list), 'regex' and 'metrics' (one name per regex group)");
+    return err_at(c, n,
+                  "a command sampler needs 'command' (argv list), 'regex' and 'metrics' (one name per regex group)");
   const auto& cmd = n["command"];
   if (!cmd.IsSequence() || cmd.size() == 0) return err_at(c, cmd, "command must be a non-empty list (argv; no shell)");
   for (const auto& a : cmd) {
@@ -234,7 +243,8 @@ Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
   if (!re) return re.error();
   spec.regex = *re;
   const auto& ms = n["metrics"];
-  if (!ms.IsSequence() || ms.size() == 0) return err_at(c, ms, "metrics must be a list of metric names, one per regex group");
+  if (!ms.IsSequence() || ms.size() == 0)
+    return err_at(c, ms, "metrics must be a list of metric names, one per regex group");
   for (std::size_t i = 0; i < ms.size(); ++i) {
     auto m = get_string(c, ms[i], "metric name");
     if (!m) return m.error();
@@ -255,8 +265,9 @@ Expected<model::SamplerSpec> read_sampler(const Ctx& c, const YAML::Node& n) {
 // compiled here, so a bad one is reported at its line.
 Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML::Node& n) {
   if (!n.IsSequence() || n.size() == 0)
-    return err_at(c, n, "metrics.patterns must be a non-empty list of {regex: '...', record: step|summary, units: {...}, "
-                        "better: {...}}");
+    return err_at(c, n,
+                  "metrics.patterns must be a non-empty list of {regex: '...', record: step|summary, units: {...}, "
+                  "better: {...}}");
   std::vector<model::LogPattern> out;
   for (const auto& e : n) {
     model::LogPattern lp;
@@ -280,8 +291,10 @@ Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML:
       for (const char* key : {"units", "better"}) {
         const auto& m = e[key];
         if (!m) continue;
-        if (!m.IsMap()) return err_at(c, m, fmt::format("{} must be a mapping of metric to {}", key,
-                                                        std::string_view(key) == "units" ? "unit" : "lower|higher|none"));
+        if (!m.IsMap())
+          return err_at(c, m,
+                        fmt::format("{} must be a mapping of metric to {}", key,
+                                    std::string_view(key) == "units" ? "unit" : "lower|higher|none"));
         for (auto it = m.begin(); it != m.end(); ++it) {
           auto val = get_string(c, it->second, fmt::format("{}.{}", key, it->first.Scalar()));
           if (!val) return val.error();
@@ -290,8 +303,9 @@ Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML:
             continue;
           }
           auto dir = model::better_from_string(*val);
-          if (!dir) return err_at(c, it->second, fmt::format("better.{} must be lower, higher or none, not '{}'",
-                                                             it->first.Scalar(), *val));
+          if (!dir)
+            return err_at(c, it->second,
+                          fmt::format("better.{} must be lower, higher or none, not '{}'", it->first.Scalar(), *val));
           lp.better[it->first.Scalar()] = *dir;
         }
       }
@@ -303,7 +317,8 @@ Expected<std::vector<model::LogPattern>> read_patterns(const Ctx& c, const YAML:
       if (!g.empty() && g != "step") metrics.push_back(g);
     if (metrics.empty())
       return err_at(lp.loc, fmt::format("regex '{}' names no metric; name each group after the metric it feeds, "
-                                        "e.g. '(?<step_time_ms>[0-9.]+)'", lp.regex));
+                                        "e.g. '(?<step_time_ms>[0-9.]+)'",
+                                        lp.regex));
     for (const auto& [k, _] : lp.units)
       if (std::find(metrics.begin(), metrics.end(), k) == metrics.end())
         return err_at(lp.loc, fmt::format("units.{} is not a group of regex '{}'{}", k, lp.regex,
@@ -350,7 +365,8 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
     } else if (key == "env") {
       if (auto st = read_env(c, v, s.env, s.env_locs); !st) return st;
     } else if (key == "samplers") {
-      if (!v.IsSequence()) return err_at(c, v, fmt::format("samplers must be a list such as [proc, npu-smi], found {}", type_name(v)));
+      if (!v.IsSequence())
+        return err_at(c, v, fmt::format("samplers must be a list such as [proc, npu-smi], found {}", type_name(v)));
       std::vector<model::SamplerSpec> list;
       for (const auto& e : v) {
         auto spec = read_sampler(c, e);
@@ -373,8 +389,9 @@ Status read_settings(const Ctx& c, const YAML::Node& n, Settings& s) {
         auto p = get_string(c, v["parser"], "metrics.parser");
         if (!p) return p.error();
         if (std::find(k_parsers.begin(), k_parsers.end(), *p) == k_parsers.end())
-          return err_at(c, v["parser"], fmt::format("unknown metrics parser '{}'{}; available: {}", *p,
-                                                    util::did_you_mean(*p, k_parsers), util::join(k_parsers, ", ")));
+          return err_at(c, v["parser"],
+                        fmt::format("unknown metrics parser '{}'{}; available: {}", *p,
+                                    util::did_you_mean(*p, k_parsers), util::join(k_parsers, ", ")));
         s.parser = *p;
       }
       if (v["primary"]) {
@@ -467,9 +484,10 @@ Expected<RawWorkload> read_workload(const Ctx& c, const YAML::Node& n, std::size
   if (!cmd) return err_at(c, n, fmt::format("{} has no 'command'", what));
   if (cmd.IsScalar()) {
     if (!w.shell)
-      return err_at(c, cmd, fmt::format("{}: command must be a list of arguments (argv), e.g. [python3, train.py]; "
-                                        "to run a shell command line, set shell: true",
-                                        what));
+      return err_at(c, cmd,
+                    fmt::format("{}: command must be a list of arguments (argv), e.g. [python3, train.py]; "
+                                "to run a shell command line, set shell: true",
+                                what));
     w.command.push_back(cmd.Scalar());
     w.command_locs.push_back(loc_of(c, cmd));
   } else if (cmd.IsSequence()) {
@@ -558,13 +576,17 @@ Status validate_placeholders(const Ctx& c, const model::Workload& w) {
     return Ok{};
   };
   for (std::size_t i = 0; i < w.command.size(); ++i)
-    if (auto st = check_text(w.command[i], w.command_locs[i], fmt::format("workload '{}' command", w.name)); !st) return st;
+    if (auto st = check_text(w.command[i], w.command_locs[i], fmt::format("workload '{}' command", w.name)); !st)
+      return st;
   for (const auto& [k, v] : w.env) {
     auto loc = w.env_locs.count(k) ? w.env_locs.at(k) : w.loc;
     if (auto st = check_text(v, loc, fmt::format("workload '{}' env.{}", w.name, k)); !st) return st;
   }
-  if (auto st = check_text(w.metrics.file, w.metrics.loc, fmt::format("workload '{}' metrics.file", w.name)); !st) return st;
-  if (auto st = check_text(w.metrics.batch_size, w.metrics.loc, fmt::format("workload '{}' metrics.batch_size", w.name)); !st)
+  if (auto st = check_text(w.metrics.file, w.metrics.loc, fmt::format("workload '{}' metrics.file", w.name)); !st)
+    return st;
+  if (auto st =
+          check_text(w.metrics.batch_size, w.metrics.loc, fmt::format("workload '{}' metrics.batch_size", w.name));
+      !st)
     return st;
   (void)c;
   return Ok{};
@@ -579,8 +601,8 @@ Status validate_metrics(const model::Workload& w) {
   if (m.parser != "regex" && !m.patterns.empty())
     return err_at(m.loc, fmt::format("{}: 'patterns' is for parser regex, not {}", who, m.parser));
   if (m.parser != "mindspore" && !m.batch_size.empty())
-    return err_at(m.loc, fmt::format("{}: 'batch_size' is for parser mindspore (Megatron logs carry theirs), not {}", who,
-                                     m.parser));
+    return err_at(m.loc, fmt::format("{}: 'batch_size' is for parser mindspore (Megatron logs carry theirs), not {}",
+                                     who, m.parser));
   if (m.parser == "jsonl" && !m.file.empty())
     return err_at(m.loc, fmt::format("{}: 'file' is for log parsers; jsonl workloads write to $PERFGATE_METRICS", who));
   return Ok{};
@@ -767,13 +789,15 @@ Expected<model::SlotsSpec> read_slots(const Ctx& c, const YAML::Node& n) {
   const char* list_key = n["devices"] ? "slots.devices" : "slots.cpus";
   if (list) {
     std::vector<std::string> parts;
-    if (list.IsScalar()) parts.push_back(list.Scalar());
+    if (list.IsScalar())
+      parts.push_back(list.Scalar());
     else if (list.IsSequence())
       for (const auto& e : list) {
         if (!e.IsScalar()) return err_at(c, e, fmt::format("{}: expected a device id or a range like 0-7", list_key));
         parts.push_back(e.Scalar());
       }
-    else return err_at(c, list, fmt::format("{} must be a list like [0-7] or a string like \"0-3,6\"", list_key));
+    else
+      return err_at(c, list, fmt::format("{} must be a list like [0-7] or a string like \"0-3,6\"", list_key));
     std::string joined = util::join(parts, ",");
     auto ids = runner::parse_device_list(joined);
     if (!ids) return err_at(c, list, fmt::format("{}: {}", list_key, ids.error().message));
@@ -816,9 +840,9 @@ Expected<Settings> load_profile(const std::string& path, const std::string& base
 }  // namespace
 
 const std::vector<std::string>& builtin_placeholders() {
-  static const std::vector<std::string> k = {"repeat",     "trial_dir", "metrics_file", "run_id",      "suite_dir",
-                                             "duration_s", "deadline",  "slot.index",   "slot.devices", "worktree",
-                                             "commit",     "perfgate_libexec"};
+  static const std::vector<std::string> k = {"repeat",       "trial_dir",  "metrics_file", "run_id",
+                                             "suite_dir",    "duration_s", "deadline",     "slot.index",
+                                             "slot.devices", "worktree",   "commit",       "perfgate_libexec"};
   return k;
 }
 
@@ -828,8 +852,7 @@ Expected<Override> parse_override(const std::string& text) {
     return Error::input(fmt::format("--set '{}': expected KEY=VALUE[,VALUE...]", text));
   Override o;
   o.key = std::string(util::trim(std::string_view(text).substr(0, eq)));
-  for (auto& v : util::split(std::string_view(text).substr(eq + 1), ','))
-    o.values.emplace_back(util::trim(v));
+  for (auto& v : util::split(std::string_view(text).substr(eq + 1), ',')) o.values.emplace_back(util::trim(v));
   if (o.values.empty() || std::any_of(o.values.begin(), o.values.end(), [](auto& v) { return v.empty(); }))
     return Error::input(fmt::format("--set '{}': empty value", text));
   return o;
@@ -873,8 +896,9 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
     if (!o) return o.error();
     const std::vector<std::string> orders = {"interleaved", "sequential"};
     if (std::find(orders.begin(), orders.end(), *o) == orders.end())
-      return err_at(c, root["order"], fmt::format("order must be interleaved or sequential, found '{}'{}", *o,
-                                                   util::did_you_mean(*o, orders)));
+      return err_at(
+          c, root["order"],
+          fmt::format("order must be interleaved or sequential, found '{}'{}", *o, util::did_you_mean(*o, orders)));
     suite.order = *o;
   }
 
@@ -891,14 +915,16 @@ Expected<model::Suite> load_suite_text(const std::string& text, const std::strin
 
   std::vector<std::string> profile_names;
   if (const auto& p = root["profile"]) {
-    if (p.IsScalar()) profile_names.push_back(p.Scalar());
+    if (p.IsScalar())
+      profile_names.push_back(p.Scalar());
     else if (p.IsSequence())
       for (const auto& e : p) {
         auto s = get_string(c, e, "profile");
         if (!s) return s.error();
         profile_names.push_back(*s);
       }
-    else return err_at(c, p, "profile must be a name or a list of names");
+    else
+      return err_at(c, p, "profile must be a name or a list of names");
   }
   for (const auto& pn : opts.profiles) profile_names.push_back(pn);
   for (const auto& pn : profile_names) {
@@ -973,8 +999,10 @@ Expected<model::SlotsSpec> parse_slots_option(const std::string& text) {
   if (auto t = util::trim(text); !t.empty() && t.front() != '{') {
     auto colon = t.find(':');
     if (colon == std::string_view::npos || colon == 0)
-      return Error::input(fmt::format("--slots '{}': expected KIND:DEVICES[/PER_TRIAL] (npu:0-7, cpu:0-15/4) or a "
-                                      "mapping like {{kind: npu, devices: [0-7], per_trial: 1}}", text));
+      return Error::input(
+          fmt::format("--slots '{}': expected KIND:DEVICES[/PER_TRIAL] (npu:0-7, cpu:0-15/4) or a "
+                      "mapping like {{kind: npu, devices: [0-7], per_trial: 1}}",
+                      text));
     std::string kind(t.substr(0, colon));
     std::string_view rest = t.substr(colon + 1);
     std::string per = "1";

@@ -23,10 +23,10 @@ struct Override {
 Expected<Override> parse_override(const std::string& text);
 
 struct LoadOptions {
-  std::vector<std::string> profiles;   // --profile names or paths, applied in order
-  std::vector<Override> overrides;     // --set, applied last
+  std::vector<std::string> profiles;             // --profile names or paths, applied in order
+  std::vector<Override> overrides;               // --set, applied last
   std::vector<std::string> profile_search_dirs;  // extra dirs holding <name>.yaml profiles
-  std::optional<model::SlotsSpec> slots;        // --slots: wins over the suite's and profiles'
+  std::optional<model::SlotsSpec> slots;         // --slots: wins over the suite's and profiles'
 };
 
 // `--slots`: "npu:0-7", "npu:0-7/2" (two devices per trial), "cpu:0-15/4",

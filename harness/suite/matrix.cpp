@@ -67,14 +67,16 @@ std::vector<model::Case> expand(const model::Suite& suite) {
 
 Expected<CaseFilter> parse_filter(const std::string& text) {
   auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return Error::input(fmt::format("--only '{}': expected KEY=VALUE[,VALUE...]", text));
+  if (eq == std::string::npos || eq == 0)
+    return Error::input(fmt::format("--only '{}': expected KEY=VALUE[,VALUE...]", text));
   CaseFilter f;
   f.key = std::string(util::trim(std::string_view(text).substr(0, eq)));
   for (auto& v : util::split(std::string_view(text).substr(eq + 1), ',')) f.values.emplace_back(util::trim(v));
   return f;
 }
 
-Expected<std::vector<model::Case>> filter_cases(std::vector<model::Case> cases, const std::vector<CaseFilter>& filters) {
+Expected<std::vector<model::Case>> filter_cases(std::vector<model::Case> cases,
+                                                const std::vector<CaseFilter>& filters) {
   for (const auto& f : filters) {
     bool known = f.key == "workload" ||
                  std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.params.count(f.key) > 0; });
@@ -88,9 +90,12 @@ Expected<std::vector<model::Case>> filter_cases(std::vector<model::Case> cases, 
     }
     std::erase_if(cases, [&](const model::Case& c) {
       std::string v;
-      if (f.key == "workload") v = c.workload;
-      else if (auto it = c.params.find(f.key); it != c.params.end()) v = it->second.text;
-      else return true;
+      if (f.key == "workload")
+        v = c.workload;
+      else if (auto it = c.params.find(f.key); it != c.params.end())
+        v = it->second.text;
+      else
+        return true;
       return std::find(f.values.begin(), f.values.end(), v) == f.values.end();
     });
   }

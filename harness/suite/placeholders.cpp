@@ -20,7 +20,8 @@ Status scan(std::string_view text, Lit&& on_literal, Name&& on_name) {
     } else if (c == '{') {
       auto close = text.find('}', i + 1);
       if (close == std::string_view::npos)
-        return Error::input(fmt::format("unclosed '{{' at offset {} in '{}' (write '{{{{' for a literal brace)", i, text));
+        return Error::input(
+            fmt::format("unclosed '{{' at offset {} in '{}' (write '{{{{' for a literal brace)", i, text));
       auto name = text.substr(i + 1, close - i - 1);
       if (name.empty() || name.find_first_of("{ \t") != std::string_view::npos)
         return Error::input(fmt::format("'{{{}}}' in '{}' is not a placeholder name", name, text));

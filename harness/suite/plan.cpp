@@ -1,8 +1,8 @@
 #include "harness/suite/plan.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <random>
-#include <unistd.h>
 
 namespace perfgate::suite {
 namespace {

@@ -12,11 +12,9 @@ using namespace yaml;
 
 namespace {
 
-const std::vector<std::string> k_policy_keys = {"description",  "fdr",          "correction",
-                                                "min_trials",   "screening_p",  "power",
-                                                "confidence",   "baseline_outlier_mads", "thresholds",
-                                                "metrics",      "underpowered", "failures",
-                                                "history_runs"};
+const std::vector<std::string> k_policy_keys = {
+    "description",           "fdr",        "correction", "min_trials",   "screening_p", "power",       "confidence",
+    "baseline_outlier_mads", "thresholds", "metrics",    "underpowered", "failures",    "history_runs"};
 const std::vector<std::string> k_underpowered_values = {"adaptive", "fail", "warn"};
 const std::vector<std::string> k_failures_values = {"strict", "test"};
 const std::vector<std::string> k_threshold_keys = {"throughput", "latency", "memory"};
@@ -87,8 +85,10 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
   if (r["correction"]) {
     auto s = get_string(c, r["correction"], "correction");
     if (!s) return s.error();
-    if (*s == "benjamini-hochberg" || *s == "bh") p.correction = model::Correction::BenjaminiHochberg;
-    else if (*s == "holm") p.correction = model::Correction::Holm;
+    if (*s == "benjamini-hochberg" || *s == "bh")
+      p.correction = model::Correction::BenjaminiHochberg;
+    else if (*s == "holm")
+      p.correction = model::Correction::Holm;
     else
       return err_at(c, r["correction"],
                     fmt::format("correction must be 'benjamini-hochberg' (or 'bh') or 'holm', found '{}'", *s));
@@ -106,21 +106,28 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
   if (r["underpowered"]) {
     auto v = get_string(c, r["underpowered"], "underpowered");
     if (!v) return v.error();
-    if (*v == "adaptive") p.underpowered = model::Underpowered::Adaptive;
-    else if (*v == "fail") p.underpowered = model::Underpowered::Fail;
-    else if (*v == "warn") p.underpowered = model::Underpowered::Warn;
+    if (*v == "adaptive")
+      p.underpowered = model::Underpowered::Adaptive;
+    else if (*v == "fail")
+      p.underpowered = model::Underpowered::Fail;
+    else if (*v == "warn")
+      p.underpowered = model::Underpowered::Warn;
     else
-      return err_at(c, r["underpowered"], fmt::format("underpowered must be adaptive, fail or warn, found '{}'{}", *v,
-                                                      util::did_you_mean(*v, k_underpowered_values)));
+      return err_at(c, r["underpowered"],
+                    fmt::format("underpowered must be adaptive, fail or warn, found '{}'{}", *v,
+                                util::did_you_mean(*v, k_underpowered_values)));
   }
   if (r["failures"]) {
     auto v = get_string(c, r["failures"], "failures");
     if (!v) return v.error();
-    if (*v == "strict") p.failures = model::FailurePolicy::Strict;
-    else if (*v == "test") p.failures = model::FailurePolicy::Test;
+    if (*v == "strict")
+      p.failures = model::FailurePolicy::Strict;
+    else if (*v == "test")
+      p.failures = model::FailurePolicy::Test;
     else
-      return err_at(c, r["failures"], fmt::format("failures must be strict or test, found '{}'{}", *v,
-                                                  util::did_you_mean(*v, k_failures_values)));
+      return err_at(
+          c, r["failures"],
+          fmt::format("failures must be strict or test, found '{}'{}", *v, util::did_you_mean(*v, k_failures_values)));
   }
   if (r["history_runs"]) {
     auto m = get_int(c, r["history_runs"], "history_runs", 0);
@@ -135,8 +142,8 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
   if (r["thresholds"]) {
     const auto& t = r["thresholds"];
     if (auto st = check_map(c, t, "thresholds", k_threshold_keys); !st) return st.error();
-    for (auto [key, out] : {std::pair{"throughput", &p.throughput_threshold}, std::pair{"latency", &p.latency_threshold},
-                            std::pair{"memory", &p.memory_threshold}}) {
+    for (auto [key, out] : {std::pair{"throughput", &p.throughput_threshold},
+                            std::pair{"latency", &p.latency_threshold}, std::pair{"memory", &p.memory_threshold}}) {
       if (!t[key]) continue;
       auto v = get_fraction(c, t[key], fmt::format("thresholds.{}", key), 10.0);
       if (!v) return v.error();

@@ -17,23 +17,29 @@ namespace perfgate::suite::yaml {
 using model::Scalar;
 using model::SourceLoc;
 
-
 SourceLoc loc_of(const Ctx& c, const YAML::Node& n) {
   auto m = n.Mark();
   if (m.is_null()) return {c.file, 0, 0};
   return {c.file, m.line + 1, m.column + 1};
 }
 
-Error err_at(const SourceLoc& loc, const std::string& msg) { return Error::input(fmt::format("{}: {}", loc.str(), msg)); }
+Error err_at(const SourceLoc& loc, const std::string& msg) {
+  return Error::input(fmt::format("{}: {}", loc.str(), msg));
+}
 Error err_at(const Ctx& c, const YAML::Node& n, const std::string& msg) { return err_at(loc_of(c, n), msg); }
 
 const char* type_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "empty";
-    case YAML::NodeType::Undefined: break;
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "empty";
+    case YAML::NodeType::Undefined:
+      break;
   }
   return "undefined";
 }
@@ -64,7 +70,8 @@ Expected<std::string> get_string(const Ctx& c, const YAML::Node& n, const std::s
 Expected<long long> get_int(const Ctx& c, const YAML::Node& n, const std::string& what, long long min_value) {
   if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be an integer, found {}", what, type_name(n)));
   auto s = Scalar::infer(n.Scalar());
-  if (s.kind != Scalar::Kind::Int) return err_at(c, n, fmt::format("{} must be an integer, found '{}'", what, n.Scalar()));
+  if (s.kind != Scalar::Kind::Int)
+    return err_at(c, n, fmt::format("{} must be an integer, found '{}'", what, n.Scalar()));
   long long v = std::stoll(s.text);
   if (v < min_value) return err_at(c, n, fmt::format("{} must be at least {}, found {}", what, min_value, v));
   return v;
@@ -77,7 +84,9 @@ Expected<bool> get_bool(const Ctx& c, const YAML::Node& n, const std::string& wh
     if (v == "true" || v == "on") return true;
     if (v == "false" || v == "off") return false;
   }
-  return err_at(c, n, fmt::format("{} must be true or false (or on / off), found '{}'", what, n.IsScalar() ? n.Scalar() : type_name(n)));
+  return err_at(c, n,
+                fmt::format("{} must be true or false (or on / off), found '{}'", what,
+                            n.IsScalar() ? n.Scalar() : type_name(n)));
 }
 
 Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::string& what) {
@@ -92,7 +101,8 @@ Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& disp
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    return Error::input(fmt::format("{}:{}:{}: YAML syntax error: {}", display_path, e.mark.line + 1, e.mark.column + 1, e.msg));
+    return Error::input(
+        fmt::format("{}:{}:{}: YAML syntax error: {}", display_path, e.mark.line + 1, e.mark.column + 1, e.msg));
   } catch (const YAML::Exception& e) {
     return Error::input(fmt::format("{}: YAML error: {}", display_path, e.what()));
   }
@@ -114,18 +124,21 @@ Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string
     // A compile-time limit may be written as a duration: "90s", "2m".
     if (auto d = util::parse_duration_s(n.Scalar())) return *d * 1000.0;
   }
-  return err_at(c, n, fmt::format("{} must be a number{}, found '{}'", what, duration_ms ? " of ms or a duration such as 90s" : "",
-                                  n.Scalar()));
+  return err_at(c, n,
+                fmt::format("{} must be a number{}, found '{}'", what,
+                            duration_ms ? " of ms or a duration such as 90s" : "", n.Scalar()));
 }
 
 Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value) {
-  if (!n.IsScalar()) return err_at(c, n, fmt::format("{} must be a number or a percentage, found {}", what, type_name(n)));
+  if (!n.IsScalar())
+    return err_at(c, n, fmt::format("{} must be a number or a percentage, found {}", what, type_name(n)));
   std::string text(util::trim(n.Scalar()));
   bool percent = !text.empty() && text.back() == '%';
   if (percent) text = std::string(util::trim(std::string_view(text).substr(0, text.size() - 1)));
   auto s = Scalar::infer(text);
   if (s.kind != Scalar::Kind::Int && s.kind != Scalar::Kind::Float)
-    return err_at(c, n, fmt::format("{} must be a number such as 0.03 or a percentage such as 3%, found '{}'", what, n.Scalar()));
+    return err_at(
+        c, n, fmt::format("{} must be a number such as 0.03 or a percentage such as 3%, found '{}'", what, n.Scalar()));
   double v = std::stod(s.text) / (percent ? 100.0 : 1.0);
   if (!(v >= 0) || v > max_value)
     return err_at(c, n, fmt::format("{} must lie between 0 and {}, found '{}'", what, max_value, n.Scalar()));

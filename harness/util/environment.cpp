@@ -1,9 +1,9 @@
 #include "harness/util/environment.hpp"
 
-#include <cstdlib>
-#include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdlib>
+#include <string_view>
 
 extern char** environ;
 

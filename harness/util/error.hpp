@@ -40,8 +40,8 @@ inline int exit_code_for(const Error& e) {
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : m_v(std::move(value)) {}       // NOLINT(google-explicit-constructor)
-  Expected(Error error) : m_v(std::move(error)) {}   // NOLINT(google-explicit-constructor)
+  Expected(T value) : m_v(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Expected(Error error) : m_v(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return m_v.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -72,5 +72,4 @@ using Status = Expected<Ok>;
 
 }  // namespace perfgate
 
-#define PERFGATE_CHECK(expr) \
-  ((expr) ? static_cast<void>(0) : ::perfgate::check_failed(#expr, __FILE__, __LINE__))
+#define PERFGATE_CHECK(expr) ((expr) ? static_cast<void>(0) : ::perfgate::check_failed(#expr, __FILE__, __LINE__))

@@ -1,9 +1,9 @@
 #include "harness/util/interrupt.hpp"
 
-#include <atomic>
-#include <csignal>
 #include <fcntl.h>
 #include <unistd.h>
+#include <atomic>
+#include <csignal>
 
 namespace perfgate::util {
 namespace {

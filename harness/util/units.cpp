@@ -43,12 +43,18 @@ Expected<double> parse_duration_s(std::string_view text) {
     if (unit.empty()) {
       if (any || !s.empty()) return bad();  // a bare number only on its own
       mult = 1;
-    } else if (unit == "ms") mult = 1e-3;
-    else if (unit == "s") mult = 1;
-    else if (unit == "m" || unit == "min") mult = 60;
-    else if (unit == "h") mult = 3600;
-    else if (unit == "d") mult = 86400;
-    else return bad();
+    } else if (unit == "ms")
+      mult = 1e-3;
+    else if (unit == "s")
+      mult = 1;
+    else if (unit == "m" || unit == "min")
+      mult = 60;
+    else if (unit == "h")
+      mult = 3600;
+    else if (unit == "d")
+      mult = 86400;
+    else
+      return bad();
     total += v * mult;
     any = true;
   }
@@ -65,13 +71,19 @@ Expected<std::uint64_t> parse_bytes(std::string_view text) {
   if (n == 0) return bad();
   std::string unit;
   for (char c : s.substr(n))
-    if (!std::isspace(static_cast<unsigned char>(c))) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double mult = 0;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
-  else return bad();
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    return bad();
   return static_cast<std::uint64_t>(std::llround(v * mult));
 }
 
@@ -79,7 +91,8 @@ Expected<FailureLimit> parse_failure_limit(std::string_view text) {
   FailureLimit l;
   std::string t(text);
   auto bad = [&] {
-    return Error::input(fmt::format("--max-failures '{}': expected a count of trials (3) or a percentage of them (10%)", t));
+    return Error::input(
+        fmt::format("--max-failures '{}': expected a count of trials (3) or a percentage of them (10%)", t));
   };
   if (t.empty()) return bad();
   std::string_view digits = text;

@@ -48,7 +48,8 @@ Expected<NamedPattern> rewrite_named_groups(std::string_view re) {
       name_at = 4;
     else if (rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!"))
       name_at = 3;
-    if (rest.starts_with("(?P=")) return Error::input("back-references ((?P=name)) are not supported: patterns run in linear time (RE2)");
+    if (rest.starts_with("(?P="))
+      return Error::input("back-references ((?P=name)) are not supported: patterns run in linear time (RE2)");
     if (name_at == 0) {
       if (!rest.starts_with("(?")) p.group_names.emplace_back();
       p.plain += c;

@@ -5,9 +5,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include <filesystem>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <filesystem>
 
 #include "harness/exec/process_launcher.hpp"
 #include "harness/runner/runner.hpp"

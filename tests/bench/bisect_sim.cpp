@@ -30,10 +30,9 @@
 //
 // Scored per history: "right" = exactly the culprit, or, when the culprit or
 // its parent does not build, a range within the honest one (from the commit
-// after the last good commit that builds to the first bad one that builds); "right or range" = a culprit or range that contains the
-// true one (and names nothing else); "wrong" = a culprit that is not it, or
-// more than one; "none found" = no culprit and no range. In histories with
-// no step, "false" = any culprit named.
+// after the last good commit that builds to the first bad one that builds); "right or range" = a culprit or range that
+// contains the true one (and names nothing else); "wrong" = a culprit that is not it, or more than one; "none found" =
+// no culprit and no range. In histories with no step, "false" = any culprit named.
 //
 // Usage: bisect_sim [--histories N] [--seed S] [--rho R] [--d D] [--threads T]
 
@@ -94,7 +93,8 @@ class Bench {
   Bench(const History& h, std::uint64_t salt) : m_h(h), m_salt(salt) {}
   std::vector<double> run(std::size_t commit, int trials) {
     int visit = m_visits[commit]++;
-    std::mt19937_64 g(m_h.seed * 0x9E3779B97F4A7C15ull ^ (commit * 1000003ull + static_cast<std::uint64_t>(visit) * 7919ull + m_salt));
+    std::mt19937_64 g(m_h.seed * 0x9E3779B97F4A7C15ull ^
+                      (commit * 1000003ull + static_cast<std::uint64_t>(visit) * 7919ull + m_salt));
     std::normal_distribution<double> z(0, 1);
     double mu = k_level + (m_h.culprit && commit >= *m_h.culprit ? m_h.shift : 0);
     double r = m_h.rho * k_sigma * z(g);
@@ -150,14 +150,14 @@ Answer perfgate_rule(const History& h) {
   std::function<void(const analysis::BisectProgress&)> trace;
   if (g_trace)
     trace = [](const analysis::BisectProgress& p) {
-      fmt::print("  [{}..{}] {} | builds {} trials {} best {} ({:.2f}) left {}\n", p.lo, p.hi, p.event, p.builds, p.trials,
-                 p.best, p.best_posterior, p.commits_left);
+      fmt::print("  [{}..{}] {} | builds {} trials {} best {} ({:.2f}) left {}\n", p.lo, p.hi, p.event, p.builds,
+                 p.trials, p.best, p.best_posterior, p.commits_left);
     };
   auto r = analysis::run_bisect(o, k_commits, opt, trace);
   if (g_trace && r)
     for (const auto& f : r->findings)
-      fmt::print("  finding kind {} {}..{} parent {} p {:.3g} change {:.3f} why {}\n", static_cast<int>(f.kind), f.first,
-                 f.last, f.parent, f.test.p, f.test.change_rel, f.why);
+      fmt::print("  finding kind {} {}..{} parent {} p {:.3g} change {:.3f} why {}\n", static_cast<int>(f.kind),
+                 f.first, f.last, f.parent, f.test.p, f.test.change_rel, f.why);
   Answer a;
   if (r) {
     for (const auto& f : r->findings) {
@@ -231,8 +231,10 @@ Answer torchbench_rule(const History& h) {
         aborted = true;  // it stops at the first commit that does not build
         break;
       }
-      if (is_bad(median_of(b.run(mid, 10)))) hi = mid;
-      else lo = mid;
+      if (is_bad(median_of(b.run(mid, 10))))
+        hi = mid;
+      else
+        lo = mid;
     }
     if (!aborted) a.culprits.push_back(hi);
   }
@@ -279,8 +281,10 @@ Answer pinpoint_rule(const History& h) {
     todo.pop_back();
     auto mid = building_near(b, x, y, (x + y) / 2);
     if (!mid) {
-      if (y == x + 1) a.culprits.push_back(y);
-      else if (!a.range) a.range = std::pair{x + 1, y};
+      if (y == x + 1)
+        a.culprits.push_back(y);
+      else if (!a.range)
+        a.range = std::pair{x + 1, y};
       continue;
     }
     add_attempts(*mid, 4);
@@ -341,34 +345,42 @@ int main(int argc, char** argv) {
   std::vector<double> ds = {0.5, 1, 2, 4};
   for (int i = 1; i < argc; ++i) {
     auto arg = [&](const char* name) { return std::strcmp(argv[i], name) == 0 && i + 1 < argc; };
-    if (arg("--histories")) histories = std::atoi(argv[++i]);
-    else if (arg("--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg("--rho")) rho = std::atof(argv[++i]);
-    else if (arg("--d")) ds = {std::atof(argv[++i])};
-    else if (arg("--threads")) threads = std::atoi(argv[++i]);
+    if (arg("--histories"))
+      histories = std::atoi(argv[++i]);
+    else if (arg("--seed"))
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg("--rho"))
+      rho = std::atof(argv[++i]);
+    else if (arg("--d"))
+      ds = {std::atof(argv[++i])};
+    else if (arg("--threads"))
+      threads = std::atoi(argv[++i]);
     else if (arg("--trace")) {
       // One history's perfgate search, event by event (for debugging the search).
       g_trace = true;
       int n = std::atoi(argv[++i]);
       double d = ds.size() == 1 ? ds[0] : 2;
-      auto h = make_history(seed + static_cast<std::uint64_t>(n) * 1000003ull + static_cast<std::uint64_t>(d * 1000), d, rho);
+      auto h = make_history(seed + static_cast<std::uint64_t>(n) * 1000003ull + static_cast<std::uint64_t>(d * 1000), d,
+                            rho);
       fmt::print("history {}: culprit {}\n", n, h.culprit ? std::to_string(*h.culprit) : "none");
       perfgate_rule(h);
       return 0;
-    }
-    else {
+    } else {
       std::fprintf(stderr, "usage: bisect_sim [--histories N] [--seed S] [--rho R] [--d D] [--threads T]\n");
       return 2;
     }
   }
-  fmt::print("bisect_sim: {} histories of {} commits per effect size, seed {}, trial CV 2 %, run effect rho {} x "
-             "sigma, 5 % of commits do not build, 10 % of histories with no step\n\n",
-             histories, k_commits, seed, rho);
+  fmt::print(
+      "bisect_sim: {} histories of {} commits per effect size, seed {}, trial CV 2 %, run effect rho {} x "
+      "sigma, 5 % of commits do not build, 10 % of histories with no step\n\n",
+      histories, k_commits, seed, rho);
   fmt::print("{:>4}  {:<11} {:>7} {:>15} {:>7} {:>6} {:>13} {:>8} {:>8}\n", "d", "rule", "right", "right or range",
              "wrong", "none", "false (flat)", "builds", "trials");
   using Rule = Answer (*)(const History&);
-  const std::vector<std::pair<const char*, Rule>> rules = {
-      {"perfgate", perfgate_rule}, {"asv find", asv_rule}, {"TorchBench", torchbench_rule}, {"Pinpoint", pinpoint_rule}};
+  const std::vector<std::pair<const char*, Rule>> rules = {{"perfgate", perfgate_rule},
+                                                           {"asv find", asv_rule},
+                                                           {"TorchBench", torchbench_rule},
+                                                           {"Pinpoint", pinpoint_rule}};
   for (double d : ds) {
     std::vector<Score> scores(rules.size());
     std::vector<std::vector<Score>> per_thread(static_cast<std::size_t>(threads), std::vector<Score>(rules.size()));
@@ -377,8 +389,10 @@ int main(int argc, char** argv) {
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
         for (int i; (i = next++) < histories;) {
-          auto h = make_history(seed + static_cast<std::uint64_t>(i) * 1000003ull + static_cast<std::uint64_t>(d * 1000), d, rho);
-          for (std::size_t r = 0; r < rules.size(); ++r) score(h, rules[r].second(h), per_thread[static_cast<std::size_t>(t)][r]);
+          auto h = make_history(
+              seed + static_cast<std::uint64_t>(i) * 1000003ull + static_cast<std::uint64_t>(d * 1000), d, rho);
+          for (std::size_t r = 0; r < rules.size(); ++r)
+            score(h, rules[r].second(h), per_thread[static_cast<std::size_t>(t)][r]);
         }
       });
     for (auto& th : pool) th.join();

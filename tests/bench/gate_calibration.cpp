@@ -44,8 +44,8 @@
 #include <thread>
 #include <vector>
 
-#include <boost/math/distributions/binomial.hpp>
 #include <fmt/format.h>
+#include <boost/math/distributions/binomial.hpp>
 
 #include "harness/analysis/gate.hpp"
 #include "harness/stats/descriptive.hpp"
@@ -58,9 +58,12 @@ namespace {
 enum class Noise { Normal, LogNormal, Outliers };
 const char* name_of(Noise n) {
   switch (n) {
-    case Noise::Normal: return "normal";
-    case Noise::LogNormal: return "log-normal";
-    case Noise::Outliers: return "outliers";
+    case Noise::Normal:
+      return "normal";
+    case Noise::LogNormal:
+      return "log-normal";
+    case Noise::Outliers:
+      return "outliers";
   }
   return "?";
 }
@@ -72,7 +75,8 @@ class Draw {
   double trial(Noise noise, double center, double cv) {
     double z = m_norm(m_rng);
     switch (noise) {
-      case Noise::Normal: return center * (1 + cv * z);
+      case Noise::Normal:
+        return center * (1 + cv * z);
       case Noise::LogNormal: {
         double s = std::sqrt(std::log1p(cv * cv));
         return center * std::exp(s * z - s * s / 2);  // mean `center`
@@ -193,18 +197,22 @@ void perfgate_rule(const std::vector<model::Comparison>& cs, int slow, int added
   bool false_alarm = false, detected = false;
   for (const auto& c : cs) {
     if (c.verdict != model::VerdictKind::Regression) continue;
-    if (c.label == fmt::format("config={}", slow)) detected = true;
-    else false_alarm = true;
+    if (c.label == fmt::format("config={}", slow))
+      detected = true;
+    else
+      false_alarm = true;
   }
   // PERFGATE_CALIBRATION_DEBUG=1: why a slowed configuration was missed, and what raised a false alarm.
   if (std::getenv("PERFGATE_CALIBRATION_DEBUG")) {
     for (const auto& c : cs) {
       bool is_slow = c.label == fmt::format("config={}", slow);
       if ((is_slow && !detected) || (!is_slow && c.verdict == model::VerdictKind::Regression))
-        fmt::print(stderr, "  {} {}: {} change {:+.2f}% [{:+.2f}, {:+.2f}] p_trials {:.2g} p_runs {:.2g} p_adj {:.2g} n {}/{} "
-                   "run_sd {:.3f} note {}\n", is_slow ? "missed" : "false", c.label, model::to_string(c.verdict),
-                   100 * c.change_rel, 100 * c.change_low_rel, 100 * c.change_high_rel, c.p_trials, c.p_runs,
-                   c.p_adjusted, c.n_base, c.n_cand, c.run_sd_rel, c.note);
+        fmt::print(stderr,
+                   "  {} {}: {} change {:+.2f}% [{:+.2f}, {:+.2f}] p_trials {:.2g} p_runs {:.2g} p_adj {:.2g} n {}/{} "
+                   "run_sd {:.3f} note {}\n",
+                   is_slow ? "missed" : "false", c.label, model::to_string(c.verdict), 100 * c.change_rel,
+                   100 * c.change_low_rel, 100 * c.change_high_rel, c.p_trials, c.p_runs, c.p_adjusted, c.n_base,
+                   c.n_cand, c.run_sd_rel, c.note);
     }
   }
   ++t.gates;
@@ -229,21 +237,31 @@ int main(int argc, char** argv) {
   int only_test = -1;  // 0 A/A, 1 A/B
   std::string only_noise;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--aa")) only_test = 0;
-    else if (!std::strcmp(argv[i], "--ab")) only_test = 1;
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--cv")) only_cv = std::atof(argv[++i]);
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--rho")) only_rho = std::atof(argv[++i]);
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--gates")) gates = std::atoi(argv[++i]);
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--noise")) only_noise = argv[++i];
-    else if (i + 1 < argc && !std::strcmp(argv[i], "--outlier-mads")) outlier_mads = std::atof(argv[++i]);
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--aa"))
+      only_test = 0;
+    else if (!std::strcmp(argv[i], "--ab"))
+      only_test = 1;
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--cv"))
+      only_cv = std::atof(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--rho"))
+      only_rho = std::atof(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--gates"))
+      gates = std::atoi(argv[++i]);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--seed"))
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--noise"))
+      only_noise = argv[++i];
+    else if (i + 1 < argc && !std::strcmp(argv[i], "--outlier-mads"))
+      outlier_mads = std::atof(argv[++i]);
   }
-  fmt::print("gate calibration: {} gates per row, {} comparisons per gate, baseline {} runs x {} trials (+{} history runs "
-             "where marked), candidate 1 run of {} -> at most 20 trials (adaptive), seed {}, baseline hiccups beyond {:g} "
-             "MADs left out{}\n",
-             gates, k_configs, k_base_runs, k_trials_per_run, k_history_runs, k_trials_per_run, seed, outlier_mads,
-             outlier_mads > 0 ? "" : " (off)");
+  fmt::print(
+      "gate calibration: {} gates per row, {} comparisons per gate, baseline {} runs x {} trials (+{} history runs "
+      "where marked), candidate 1 run of {} -> at most 20 trials (adaptive), seed {}, baseline hiccups beyond {:g} "
+      "MADs left out{}\n",
+      gates, k_configs, k_base_runs, k_trials_per_run, k_history_runs, k_trials_per_run, seed, outlier_mads,
+      outlier_mads > 0 ? "" : " (off)");
   fmt::print("noise: run effect N(0, (rho cv)^2) per run and configuration, trial noise of relative spread cv\n\n");
   fmt::print("{:<5} {:<10} {:>4} {:>4} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", "test", "noise", "CV", "rho",
              "baseline", "drop", "rule", "false alarm", "detected", "extra");
@@ -259,8 +277,9 @@ int main(int argc, char** argv) {
   };
   std::vector<Job> jobs;
   std::uint64_t row_index = 0;
-  const std::vector<Noise> noises = quick && only_noise.empty() ? std::vector<Noise>{Noise::Normal}
-                                          : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
+  const std::vector<Noise> noises = quick && only_noise.empty()
+                                        ? std::vector<Noise>{Noise::Normal}
+                                        : std::vector<Noise>{Noise::Normal, Noise::LogNormal, Noise::Outliers};
   for (bool ab : {false, true})
     for (Noise noise : noises)
       for (double cv : {0.01, 0.02, 0.05})
@@ -302,11 +321,11 @@ int main(int argc, char** argv) {
     const char* test = ab ? "A/B" : "A/A";
     for (auto [rule, t] : {std::pair{"perfgate (two levels)", &two_level}, std::pair{"pooled trials (before)", &pooled},
                            std::pair{"compare.py (U, 0.05)", &cpy}}) {
-      job.text += fmt::format("{:<5} {:<10} {:>3.0f}% {:>4.1f} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", test,
-                              name_of(row.noise), row.cv * 100, row.rho, row.history ? "10 runs" : "3 runs",
-                              ab ? fmt::format("{:.0f}%", drop * 100) : "-", rule,
-                              pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
-                              t == &cpy ? "-" : fmt::format("{:.1f}", double(t->extra_trials) / t->gates));
+      job.text += fmt::format(
+          "{:<5} {:<10} {:>3.0f}% {:>4.1f} {:>8} {:>5}  {:<24} {:>10} {:>10} {:>8}\n", test, name_of(row.noise),
+          row.cv * 100, row.rho, row.history ? "10 runs" : "3 runs", ab ? fmt::format("{:.0f}%", drop * 100) : "-",
+          rule, pct(t->gates_with_false_regression, t->gates), ab ? pct(t->gates_detecting, t->gates) : "-",
+          t == &cpy ? "-" : fmt::format("{:.1f}", double(t->extra_trials) / t->gates));
     }
     // Targets: A/A at most 1 % of gates with a false regression up to rho 1;
     // A/B at 2 % CV, normal noise, detected in at least 95 % of gates up to rho 1.
@@ -319,7 +338,8 @@ int main(int argc, char** argv) {
     auto surely_below = [](int k, int n, double target) {
       return k < n && boost::math::binomial_distribution<>::find_upper_bound_on_p(n, k, 0.05) < target;
     };
-    if (!ab && row.rho <= 1 && surely_above(two_level.gates_with_false_regression, two_level.gates, 0.01)) job.ok = false;
+    if (!ab && row.rho <= 1 && surely_above(two_level.gates_with_false_regression, two_level.gates, 0.01))
+      job.ok = false;
     if (ab && row.cv == 0.02 && row.noise == Noise::Normal && row.rho <= 1 &&
         surely_below(two_level.gates_detecting, two_level.gates, 0.95))
       job.ok = false;

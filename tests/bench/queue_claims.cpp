@@ -7,6 +7,7 @@
 //   build/tests/bench/queue_claims --db postgresql://... [--trials 10000] [--workers 8]
 //
 // Prints one JSON line: wall seconds, trials per second, duplicates, missing.
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -16,7 +17,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
   std::string db;
   int trials = 10000, workers = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--db")) db = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--trials")) trials = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--workers")) workers = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--db"))
+      db = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--trials"))
+      trials = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--workers"))
+      workers = std::atoi(argv[i + 1]);
   }
   if (db.empty()) {
     std::fprintf(stderr, "usage: queue_claims --db SPEC [--trials N] [--workers W]\n");
@@ -107,10 +110,11 @@ int main(int argc, char** argv) {
   int duplicates = static_cast<int>(all.size() - std::set<std::size_t>(all.begin(), all.end()).size());
   int missing = trials - static_cast<int>(std::set<std::size_t>(all.begin(), all.end()).size());
   auto counts = (*st)->queue_counts(*run);
-  std::printf("{\"backend\": \"%s\", \"trials\": %d, \"workers\": %d, \"wall_s\": %.3f, \"trials_per_s\": %.0f, "
-              "\"duplicates\": %d, \"missing\": %d, \"queue_done\": %d, \"errors\": %d, \"per_worker\": [%d, %d]}\n",
-              db.find("postgres") == 0 ? "postgresql" : "sqlite", trials, workers, wall_s, trials / wall_s, duplicates,
-              missing, counts ? counts->done : -1, errors.load(), idlest, busiest);
+  std::printf(
+      "{\"backend\": \"%s\", \"trials\": %d, \"workers\": %d, \"wall_s\": %.3f, \"trials_per_s\": %.0f, "
+      "\"duplicates\": %d, \"missing\": %d, \"queue_done\": %d, \"errors\": %d, \"per_worker\": [%d, %d]}\n",
+      db.find("postgres") == 0 ? "postgresql" : "sqlite", trials, workers, wall_s, trials / wall_s, duplicates, missing,
+      counts ? counts->done : -1, errors.load(), idlest, busiest);
   const bool all_done = counts && counts->done == trials;
   return duplicates == 0 && missing == 0 && errors == 0 && all_done ? 0 : 1;
 }

@@ -47,13 +47,20 @@ namespace {
 enum class Shape { Flat, FirstStep, Spikes, ExpWarmup, StepWarmup, Slowdown, Drift };
 const char* name_of(Shape s) {
   switch (s) {
-    case Shape::Flat: return "flat";
-    case Shape::FirstStep: return "first step 10-100x";
-    case Shape::Spikes: return "spikes";
-    case Shape::ExpWarmup: return "exponential warm-up";
-    case Shape::StepWarmup: return "step warm-up";
-    case Shape::Slowdown: return "slowdown";
-    case Shape::Drift: return "drift";
+    case Shape::Flat:
+      return "flat";
+    case Shape::FirstStep:
+      return "first step 10-100x";
+    case Shape::Spikes:
+      return "spikes";
+    case Shape::ExpWarmup:
+      return "exponential warm-up";
+    case Shape::StepWarmup:
+      return "step warm-up";
+    case Shape::Slowdown:
+      return "slowdown";
+    case Shape::Drift:
+      return "drift";
   }
   return "?";
 }
@@ -63,10 +70,10 @@ constexpr Shape k_shapes[] = {Shape::Flat,       Shape::FirstStep, Shape::Spikes
 struct Series {
   Shape shape;
   std::vector<double> x;
-  std::size_t truth_start = 0;      // first steady step
-  double truth_level = 0;           // steady level
+  std::size_t truth_start = 0;  // first steady step
+  double truth_level = 0;       // steady level
   stats::SeriesClass truth_class = stats::SeriesClass::Flat;
-  bool must_find = false;           // a warm-up of at least 3 sigma lasting 10+ steps
+  bool must_find = false;  // a warm-up of at least 3 sigma lasting 10+ steps
   double sigma = 0;
 };
 
@@ -86,19 +93,22 @@ Series make_series(std::uint64_t seed) {
   double ar = 0;
   auto noise = [&]() {
     switch (noise_kind) {
-      case 1: return s.sigma * t3(rng) / std::sqrt(3.0);  // t3 has variance 3
+      case 1:
+        return s.sigma * t3(rng) / std::sqrt(3.0);  // t3 has variance 3
       case 2: {
         // AR(1), phi 0.5: innovations of sd sigma sqrt(1 - phi^2) keep the marginal sd sigma.
         ar = 0.5 * ar + s.sigma * std::sqrt(0.75) * n01(rng);
         return ar;
       }
-      default: return s.sigma * n01(rng);
+      default:
+        return s.sigma * n01(rng);
     }
   };
   s.x.resize(n);
   for (auto& v : s.x) v = level + noise();
   switch (s.shape) {
-    case Shape::Flat: break;
+    case Shape::Flat:
+      break;
     case Shape::FirstStep: {
       const std::size_t k = 1 + static_cast<std::size_t>(u(rng) * 3);
       for (std::size_t i = 0; i < k; ++i) s.x[i] = level * (10 + 90 * u(rng));
@@ -225,8 +235,10 @@ int main(int argc, char** argv) {
   int series = 10000;
   std::uint64_t seed = 20261201;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--series")) series = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--series"))
+      series = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seed"))
+      seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   std::vector<Series> train, hold;
   for (int i = 0; i < series; ++i) (i % 2 ? hold : train).push_back(make_series(seed + static_cast<std::uint64_t>(i)));
@@ -288,8 +300,8 @@ int main(int argc, char** argv) {
   fmt::print("\nclass right, by shape:\n");
   for (Shape sh : k_shapes) {
     auto i = static_cast<int>(sh);
-    fmt::print("  {:<24} {:>6} series  {:>7}  (skip 5: {})\n", name_of(sh), ours.by_shape[i], pct(ours.class_ok[i], ours.by_shape[i]),
-               pct(fixed.class_ok[i], fixed.by_shape[i]));
+    fmt::print("  {:<24} {:>6} series  {:>7}  (skip 5: {})\n", name_of(sh), ours.by_shape[i],
+               pct(ours.class_ok[i], ours.by_shape[i]), pct(fixed.class_ok[i], fixed.by_shape[i]));
   }
   const bool ok = meets_targets(ours);
   fmt::print("\n{}\n", ok ? "targets met" : "TARGETS MISSED");

@@ -12,10 +12,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     metrics::MetricRegistry reg(sink);
     std::unique_ptr<metrics::OutputParser> p;
     switch (which) {
-      case 0: p = metrics::make_megatron_parser(reg); break;
-      case 1: p = metrics::make_mindspore_parser(reg, 32); break;
-      case 2: p = metrics::make_modelzoo_parser(reg); break;
-      default: p = metrics::make_ais_bench_parser(reg); break;
+      case 0:
+        p = metrics::make_megatron_parser(reg);
+        break;
+      case 1:
+        p = metrics::make_mindspore_parser(reg, 32);
+        break;
+      case 2:
+        p = metrics::make_modelzoo_parser(reg);
+        break;
+      default:
+        p = metrics::make_ais_bench_parser(reg);
+        break;
     }
     double t = 0;
     for (std::size_t i = 0; i < lines.size(); ++i) {

@@ -188,8 +188,8 @@ TEST_CASE("two steps in a range are both found", "[bisect]") {
   auto culprits = of_kind(*r, BisectEnd::Culprit);
   std::string seen;
   for (const auto& c : culprits)
-    seen += " " + std::to_string(c.first) + " (range " + std::to_string(c.lo) + ".." + std::to_string(c.hi) + ", change " +
-            std::to_string(c.test.change_rel) + ")";
+    seen += " " + std::to_string(c.first) + " (range " + std::to_string(c.lo) + ".." + std::to_string(c.hi) +
+            ", change " + std::to_string(c.test.change_rel) + ")";
   INFO("culprits:" << seen);
   REQUIRE(culprits.size() == 2);
   CHECK(culprits[0].first == 20);

@@ -167,7 +167,8 @@ class FakeSource final : public analysis::TrialSource {
   FakeSource(double shift, unsigned seed) : m_rng(seed), m_shift(shift) {
     for (int i = 0; i < 10; ++i) {
       std::string label = std::to_string(i);
-      m_items.push_back(item(label, "throughput", Better::Higher, draw(100, 15), draw(i == 3 ? 100 * (1 - m_shift) : 100, 5)));
+      m_items.push_back(
+          item(label, "throughput", Better::Higher, draw(100, 15), draw(i == 3 ? 100 * (1 - m_shift) : 100, 5)));
     }
   }
   Expected<std::vector<GateItem>> items() override { return m_items; }
@@ -463,8 +464,10 @@ TEST_CASE("a change within the run-to-run spread is not a regression; the same c
   // but not against the runs.
   std::vector<double> run_effect = {0.0, 0.06, -0.05, 0.03, -0.06};
   std::vector<std::vector<double>> runs;
-  for (std::size_t r = 0; r < run_effect.size(); ++r) runs.push_back(noisy(100 * (1 + run_effect[r]), 0.005, 5, 1300 + r));
-  auto spread = analysis::evaluate_gate({runs_item("s", runs, noisy(107, 0.005, 10, 1500))}, model::default_gate_policy());
+  for (std::size_t r = 0; r < run_effect.size(); ++r)
+    runs.push_back(noisy(100 * (1 + run_effect[r]), 0.005, 5, 1300 + r));
+  auto spread =
+      analysis::evaluate_gate({runs_item("s", runs, noisy(107, 0.005, 10, 1500))}, model::default_gate_policy());
   const auto& c = spread.comparisons[0];
   CHECK(c.p_trials < 0.01);
   CHECK(c.run_spread_known);
@@ -474,7 +477,8 @@ TEST_CASE("a change within the run-to-run spread is not a regression; the same c
   // Runs that agree: the same +7 % is a regression.
   std::vector<std::vector<double>> quiet;
   for (int r = 0; r < 5; ++r) quiet.push_back(noisy(100, 0.005, 5, 1700 + r));
-  auto flat = analysis::evaluate_gate({runs_item("q", quiet, noisy(107, 0.005, 10, 1800))}, model::default_gate_policy());
+  auto flat =
+      analysis::evaluate_gate({runs_item("q", quiet, noisy(107, 0.005, 10, 1800))}, model::default_gate_policy());
   CHECK(flat.comparisons[0].verdict == VerdictKind::Regression);
   CHECK(flat.comparisons[0].run_spread_known);
 }
@@ -498,7 +502,8 @@ TEST_CASE("a hiccup in the candidate run is left out of the run-level test, and 
   // reads the run without it and says so, and the trial-level test keeps it.
   std::vector<double> run_effect = {0.0, 0.02, -0.01, 0.015, -0.02};
   std::vector<std::vector<double>> runs;
-  for (std::size_t r = 0; r < run_effect.size(); ++r) runs.push_back(noisy(100 * (1 + run_effect[r]), 0.01, 5, 2100 + r));
+  for (std::size_t r = 0; r < run_effect.size(); ++r)
+    runs.push_back(noisy(100 * (1 + run_effect[r]), 0.01, 5, 2100 + r));
   auto clean = noisy(100, 0.01, 9, 2200);
   auto hiccup = clean;
   hiccup.push_back(125);

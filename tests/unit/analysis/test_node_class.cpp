@@ -145,9 +145,8 @@ TEST_CASE("a fleet of two node classes is gated per class, and the verdicts keep
 
   // Pooled (what the gate did before it knew node classes): the 5 % on half
   // the trials sits inside the spread of the two pools and is not flagged.
-  auto pooled = analysis::evaluate_gate(
-      analysis::collect_items(analysis::summarise_run(*cand), pooled_base, policy),
-      policy);
+  auto pooled =
+      analysis::evaluate_gate(analysis::collect_items(analysis::summarise_run(*cand), pooled_base, policy), policy);
   auto pooled_step = std::find_if(pooled.comparisons.begin(), pooled.comparisons.end(),
                                   [](const model::Comparison& c) { return c.metric.name == "step_time_ms"; });
   REQUIRE(pooled_step != pooled.comparisons.end());
@@ -213,7 +212,8 @@ TEST_CASE("a baseline counts when its trials ran on the candidate's node class, 
   CHECK(bs.front().trials.size() == 8);
   auto policy = model::default_gate_policy();
   auto items = analysis::collect_items(view->summarise(*cand), bs, policy, {}, {});
-  auto step = std::find_if(items.begin(), items.end(), [](const analysis::GateItem& i) { return i.metric.name == "step_time_ms"; });
+  auto step = std::find_if(items.begin(), items.end(),
+                           [](const analysis::GateItem& i) { return i.metric.name == "step_time_ms"; });
   REQUIRE(step != items.end());
   CHECK(step->label == "bucket_mb=25");
   CHECK(step->base.values.size() == 8);

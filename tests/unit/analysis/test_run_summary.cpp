@@ -58,17 +58,19 @@ store::RunData sample_run() {
   int seq = 0;
   long long id = 100;
   for (int r : repeat_order) {
-    d.trials.push_back(trial(id++, 10, r, seq++, model::TrialStatus::Ok,
-                             {step_metric("throughput", tp[r]), step_metric("step_time_ms", st[r]),
-                              scalar_metric("wall_time_s", 30 + r), scalar_metric("first_step_ms", 2000 + r),
-                              scalar_metric("accuracy", 0.9)}));
+    d.trials.push_back(trial(
+        id++, 10, r, seq++, model::TrialStatus::Ok,
+        {step_metric("throughput", tp[r]), step_metric("step_time_ms", st[r]), scalar_metric("wall_time_s", 30 + r),
+         scalar_metric("first_step_ms", 2000 + r), scalar_metric("accuracy", 0.9)}));
     if (r == 0)
       d.trials.push_back(trial(id++, 11, 0, seq++, model::TrialStatus::Ok,
                                {step_metric("throughput", 150), scalar_metric("wall_time_s", 20)}));
   }
-  d.trials.push_back(trial(id++, 11, 1, seq++, model::TrialStatus::Failed, {},
-                           "exited with code 1; last lines of stderr:\nTraceback (most recent call last):\nValueError: x\n"));
-  d.trials.push_back(trial(id++, 11, 2, seq++, model::TrialStatus::Interrupted, {}, "interrupted; process group terminated"));
+  d.trials.push_back(
+      trial(id++, 11, 1, seq++, model::TrialStatus::Failed, {},
+            "exited with code 1; last lines of stderr:\nTraceback (most recent call last):\nValueError: x\n"));
+  d.trials.push_back(
+      trial(id++, 11, 2, seq++, model::TrialStatus::Interrupted, {}, "interrupted; process group terminated"));
   d.trials.push_back(trial(id++, 11, 3, seq++, model::TrialStatus::TimedOut,
                            {step_metric("throughput", 1)},  // values of failed trials are not used
                            "timed out after 5.0 s; process group terminated"));
@@ -197,20 +199,22 @@ TEST_CASE("summarise_run with a wider interval for more trials", "[analysis]") {
   CHECK(tp->info.better == model::Better::Higher);  // inferred: the run lists no metrics
 }
 
-TEST_CASE("facts: declared, or a directionless per-trial number that never varies; differing ones are noted", "[analysis]") {
+TEST_CASE("facts: declared, or a directionless per-trial number that never varies; differing ones are noted",
+          "[analysis]") {
   store::RunData d;
   d.run.id = 3;
   d.configs = {{1, "sim", R"({"bucket_mb":25})"}};
   d.metrics = {{"step_time_ms", "ms", model::Better::Lower},
-               {"buckets", "", model::Better::None, true},       // declared by the workload
+               {"buckets", "", model::Better::None, true},  // declared by the workload
                {"matmul_tile", "", model::Better::None, true},
-               {"final_loss", "", model::Better::None},          // directionless, but it varies
-               {"world_size", "", model::Better::None}};         // directionless and constant: a fact
+               {"final_loss", "", model::Better::None},   // directionless, but it varies
+               {"world_size", "", model::Better::None}};  // directionless and constant: a fact
   const double tile[] = {32, 32, 64};
   for (int r = 0; r < 3; ++r)
-    d.trials.push_back(trial(200 + r, 1, r, r, model::TrialStatus::Ok,
-                             {step_metric("step_time_ms", 10 + r), scalar_metric("buckets", 4), scalar_metric("matmul_tile", tile[r]),
-                              scalar_metric("final_loss", 0.5 + 0.01 * r), scalar_metric("world_size", 2)}));
+    d.trials.push_back(
+        trial(200 + r, 1, r, r, model::TrialStatus::Ok,
+              {step_metric("step_time_ms", 10 + r), scalar_metric("buckets", 4), scalar_metric("matmul_tile", tile[r]),
+               scalar_metric("final_loss", 0.5 + 0.01 * r), scalar_metric("world_size", 2)}));
   auto rs = analysis::summarise_run(d);
   const auto& c = rs.configs.at(0);
   CHECK(c.find("buckets")->fact);

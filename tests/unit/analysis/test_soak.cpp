@@ -77,7 +77,7 @@ TEST_CASE("a leak is memory growth at its rate, a drift is a drift", "[soak]") {
   std::normal_distribution<double> z(0, 1);
   for (int i = 0; i < 7200; ++i) {  // two hours, 1 Hz
     t.push_back(i);
-    rss.push_back(1000 + 30.0 * i / 3600.0 + z(rng));            // +30 MB/h
+    rss.push_back(1000 + 30.0 * i / 3600.0 + z(rng));                    // +30 MB/h
     step.push_back(20 * (1 + 0.05 * i / 3600.0) * (1 + 0.01 * z(rng)));  // +5 %/h
   }
   std::vector<Finding> fs;
@@ -110,7 +110,7 @@ TEST_CASE("a leak is memory growth at its rate, a drift is a drift", "[soak]") {
 }
 
 TEST_CASE("a staircase is located and sized", "[soak]") {
-  auto s = steps(36'000, 0.05, 20, 4);  // 30 min
+  auto s = steps(36'000, 0.05, 20, 4);                              // 30 min
   for (std::size_t i = 18'000; i < s.v.size(); ++i) s.v[i] *= 1.2;  // +20 % at 900 s
   std::vector<Finding> fs;
   auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(30), fs);

@@ -81,7 +81,8 @@ TEST_CASE("a sweep ranks by the metric and names a clear winner", "[analysis]") 
   CHECK_FALSE(r->entries[0].min_max);  // 6 trials: a 95 % interval exists
 }
 
-TEST_CASE("a lead within the threshold or without significance is a tie, with the repeats that would separate", "[analysis]") {
+TEST_CASE("a lead within the threshold or without significance is a tie, with the repeats that would separate",
+          "[analysis]") {
   // 3.3 against 3.35: 1.5 % apart, inside the 5 % latency threshold.
   auto rs = sweep_run({{R"({"bucket_mb":25})", 3.3}, {R"({"bucket_mb":50})", 3.35}, {R"({"bucket_mb":5})", 8.7}}, 3);
   analysis::SweepOptions o;

@@ -1,16 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
 #include <csignal>
-#include <dirent.h>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/stat.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "harness/exec/process_launcher.hpp"
@@ -198,8 +198,10 @@ TEST_CASE("a child that ignores SIGTERM is killed with its whole group", "[exec]
   errno = 0;
   bool any = ::kill(-pgid, 0) == 0;
   // Zombies awaiting a reaper still answer kill(-pgid, 0); live members must not exist.
-  if (any) CHECK(live_group_members(pgid) == 0);
-  else CHECK(errno == ESRCH);
+  if (any)
+    CHECK(live_group_members(pgid) == 0);
+  else
+    CHECK(errno == ESRCH);
 }
 
 TEST_CASE("processes left behind by a finished workload are killed", "[exec]") {
@@ -319,8 +321,9 @@ TEST_CASE("stderr_tail holds the last lines of stderr", "[exec]") {
   test::TempDir tmp("launch");
   Recorder rec;
   exec::ProcessLauncher l;
-  auto r = l.launch(spec_in(tmp, {"sh", "-c", "i=1; while [ $i -le 15 ]; do echo line$i >&2; i=$((i+1)); done; "
-                                              "echo out; exit 1"}),
+  auto r = l.launch(spec_in(tmp, {"sh", "-c",
+                                  "i=1; while [ $i -le 15 ]; do echo line$i >&2; i=$((i+1)); done; "
+                                  "echo out; exit 1"}),
                     rec);
   CHECK(r.outcome == Outcome::Exited);
   CHECK(r.exit_code == 1);

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/metrics/output_parser.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/recording_sink.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -72,13 +72,13 @@ TEST_CASE("gbench: every repetition of real Google Benchmark output is one step 
   // Debian's libbenchmark 1.7.1 reports itself as a debug build.
   CHECK(p.parser->notes() == std::vector<std::string>{k_debug_note});
 
-  CHECK(p.sink.name_set() == std::set<std::string>{
-                                 "BM_vector_sum/1024.real_time_ns", "BM_vector_sum/1024.cpu_time_ns",
-                                 "BM_vector_sum/1024.bytes_per_second", "BM_vector_sum/1024.items_per_second",
-                                 "BM_vector_sum/16384.real_time_ns", "BM_vector_sum/16384.cpu_time_ns",
-                                 "BM_vector_sum/16384.bytes_per_second", "BM_vector_sum/16384.items_per_second",
-                                 "BM_widgets.real_time_ns", "BM_widgets.cpu_time_ns", "BM_widgets.widgets",
-                                 "BM_widgets.rejected_widgets", "BM_spin.real_time_ns", "BM_spin.cpu_time_ns"});
+  CHECK(p.sink.name_set() ==
+        std::set<std::string>{"BM_vector_sum/1024.real_time_ns", "BM_vector_sum/1024.cpu_time_ns",
+                              "BM_vector_sum/1024.bytes_per_second", "BM_vector_sum/1024.items_per_second",
+                              "BM_vector_sum/16384.real_time_ns", "BM_vector_sum/16384.cpu_time_ns",
+                              "BM_vector_sum/16384.bytes_per_second", "BM_vector_sum/16384.items_per_second",
+                              "BM_widgets.real_time_ns", "BM_widgets.cpu_time_ns", "BM_widgets.widgets",
+                              "BM_widgets.rejected_widgets", "BM_spin.real_time_ns", "BM_spin.cpu_time_ns"});
   // 4 benchmarks x 3 repetitions; the mean/median/stddev/cv aggregates after each are not records.
   CHECK(p.parser->records() == 12);
   REQUIRE(p.sink.steps.size() == 12);
@@ -98,8 +98,8 @@ TEST_CASE("gbench: every repetition of real Google Benchmark output is one step 
                                     {"BM_widgets.widgets", 2.0918200000000000e+05}});
   auto spin = p.sink.of("BM_spin");
   REQUIRE(spin.size() == 3);
-  CHECK(spin[1].values == Values{{"BM_spin.real_time_ns", 8.372751161131904e+03},
-                                 {"BM_spin.cpu_time_ns", 8.243338372093016e+03}});
+  CHECK(spin[1].values ==
+        Values{{"BM_spin.real_time_ns", 8.372751161131904e+03}, {"BM_spin.cpu_time_ns", 8.243338372093016e+03}});
   auto big = p.sink.of("BM_vector_sum/16384");
   REQUIRE(big.size() == 3);
   CHECK(big[2].values.at("BM_vector_sum/16384.items_per_second") == 3.053413061126954e+09);
@@ -148,8 +148,8 @@ TEST_CASE("gbench: a file of aggregates only is read from each median", "[gbench
                                          {"BM_widgets.rejected_widgets", 0.0},
                                          {"BM_widgets.widgets", 1.98948e+05}});
   // The cv aggregate of rejected_widgets is a bare NaN in this file: reading goes on past it.
-  CHECK(p.sink.steps[3].values == Values{{"BM_spin.real_time_ns", 8.178265880440664e+03},
-                                         {"BM_spin.cpu_time_ns", 8.180084705882342e+03}});
+  CHECK(p.sink.steps[3].values ==
+        Values{{"BM_spin.real_time_ns", 8.178265880440664e+03}, {"BM_spin.cpu_time_ns", 8.180084705882342e+03}});
   CHECK(p.sink.units.at("BM_spin.real_time_ns") == "ns");
   CHECK(p.sink.better.at("BM_vector_sum/16384.items_per_second") == Better::Higher);
 }
@@ -158,8 +158,8 @@ TEST_CASE("gbench: aggregates count only for benchmarks without repetitions in t
   Parsed p(k_data + "aggregates_mixed.json");
   CHECK(p.parser->malformed_count() == 0);
   // BM_c's repetitions come after its median and replace it; BM_e has only a stddev, BM_f only BigO and RMS.
-  CHECK(p.parser->notes() == std::vector<std::string>{
-                                 k_data + "aggregates_mixed.json: 4 benchmarks read from aggregates, the file has no "
+  CHECK(p.parser->notes() ==
+        std::vector<std::string>{k_data + "aggregates_mixed.json: 4 benchmarks read from aggregates, the file has no "
                                           "repetitions of them: BM_a (median), BM_b (mean), BM_g (median), "
                                           "BM_h (median)"});
   // Repetitions are handed on as they are read, aggregates at the end.
@@ -219,9 +219,8 @@ TEST_CASE("gbench: repetitions of different benchmarks interleaved", "[gbench]")
   REQUIRE(y.size() == 3);
   CHECK(step_numbers(y) == std::vector<long long>{2, 0, 1});
   CHECK(y[2].values == Values{{"BM_y/8.real_time_ns", 210.0}, {"BM_y/8.cpu_time_ns", 209.0}});
-  CHECK(p.sink.name_set() ==
-        std::set<std::string>{"BM_x/8.real_time_ns", "BM_x/8.cpu_time_ns",  //
-                              "BM_y/8.real_time_ns", "BM_y/8.cpu_time_ns"});
+  CHECK(p.sink.name_set() == std::set<std::string>{"BM_x/8.real_time_ns", "BM_x/8.cpu_time_ns",  //
+                                                   "BM_y/8.real_time_ns", "BM_y/8.cpu_time_ns"});
 }
 
 TEST_CASE("gbench: failed benchmarks are malformed entries with their message", "[gbench]") {
@@ -254,11 +253,14 @@ TEST_CASE("gbench: the time unit names the time metrics", "[gbench]") {
   CHECK(p.sink.steps[2].values == Values{{"BM_glacial.real_time_s", 2.0}, {"BM_glacial.cpu_time_s", 1.75}});
   // No time_unit: the library's default, nanoseconds.
   CHECK(p.sink.steps[3].values == Values{{"BM_default.real_time_ns", 7.0}, {"BM_default.cpu_time_ns", 6.0}});
-  CHECK(p.sink.units == std::map<std::string, std::string>{
-                            {"BM_fast.real_time_us", "us"}, {"BM_fast.cpu_time_us", "us"},
-                            {"BM_slow.real_time_ms", "ms"}, {"BM_slow.cpu_time_ms", "ms"},
-                            {"BM_glacial.real_time_s", "s"}, {"BM_glacial.cpu_time_s", "s"},
-                            {"BM_default.real_time_ns", "ns"}, {"BM_default.cpu_time_ns", "ns"}});
+  CHECK(p.sink.units == std::map<std::string, std::string>{{"BM_fast.real_time_us", "us"},
+                                                           {"BM_fast.cpu_time_us", "us"},
+                                                           {"BM_slow.real_time_ms", "ms"},
+                                                           {"BM_slow.cpu_time_ms", "ms"},
+                                                           {"BM_glacial.real_time_s", "s"},
+                                                           {"BM_glacial.cpu_time_s", "s"},
+                                                           {"BM_default.real_time_ns", "ns"},
+                                                           {"BM_default.cpu_time_ns", "ns"}});
   for (const auto& [name, b] : p.sink.better) CHECK(b == Better::Lower);
   CHECK(p.sink.better.size() == 8);
 }
@@ -334,8 +336,10 @@ TEST_CASE("gbench: NaN and Infinity as the library writes them", "[gbench]") {
         CHECK(q.parser->malformed_count() == 0);
         REQUIRE(q.sink.steps.size() == 1);
         double delta = q.sink.steps[0].values.at("BM_pad.delta");
-        if (token == "NaN") CHECK(std::isnan(delta));
-        else CHECK(delta == -std::numeric_limits<double>::infinity());
+        if (token == "NaN")
+          CHECK(std::isnan(delta));
+        else
+          CHECK(delta == -std::numeric_limits<double>::infinity());
       }
     }
   }

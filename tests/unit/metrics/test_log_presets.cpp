@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/metrics/output_parser.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/recording_sink.hpp"
 
 using namespace perfgate;

@@ -31,7 +31,8 @@ TEST_CASE("step records with and without step numbers", "[metrics]") {
   REQUIRE(sink.steps.size() == 4);
   CHECK(sink.steps[0].step == 12);
   CHECK(sink.steps[0].t_s == 1.5);
-  CHECK(sink.steps[0].values == std::map<std::string, double>{{"step_time_ms", 34.2}, {"throughput", 930.1}, {"loss", 2.31}});
+  CHECK(sink.steps[0].values ==
+        std::map<std::string, double>{{"step_time_ms", 34.2}, {"throughput", 930.1}, {"loss", 2.31}});
   CHECK(sink.steps[1].step == 13);
   CHECK(sink.steps[1].t_s == 1.6);
   CHECK(sink.steps[2].step == 14);
@@ -69,7 +70,9 @@ TEST_CASE("t_s in a record overrides the arrival time", "[metrics]") {
 TEST_CASE("summary and meta records", "[metrics]") {
   RecordingSink sink;
   ProtocolParser p(sink);
-  p.feed_file_line(R"({"meta": {"units": {"throughput": "samples/s", "hbm_mb": "MB"}, "better": {"step_time_ms": "lower", "throughput": "higher", "loss": "none"}}})", false, 0);
+  p.feed_file_line(
+      R"({"meta": {"units": {"throughput": "samples/s", "hbm_mb": "MB"}, "better": {"step_time_ms": "lower", "throughput": "higher", "loss": "none"}}})",
+      false, 0);
   p.feed_file_line(R"({"summary": {"first_step_ms": 2301.0, "accuracy": 0.91}})", false, 0);
   CHECK(sink.units == std::map<std::string, std::string>{{"throughput", "samples/s"}, {"hbm_mb", "MB"}});
   CHECK(sink.better.at("step_time_ms") == model::Better::Lower);
@@ -135,22 +138,22 @@ TEST_CASE("malformed lines are counted with 1-based line numbers per source and 
   ProtocolParser p(sink);
   const std::string garbage("\x00\xff\xfe{\x01\x80\"", 7);
   std::vector<std::pair<std::string, const char*>> file_lines = {
-      {R"({"step": 1, "throughput": 10})", nullptr},          // 1 ok
-      {"{not json", "not valid JSON"},                        // 2
-      {"[1, 2, 3]", "not a JSON object"},                     // 3
-      {"42", "not a JSON object"},                            // 4
-      {R"({"step": 2, "throughput": 1)", "not valid JSON"},   // 5: half a line
-      {garbage, "not valid JSON"},                            // 6
-      {R"({"step": 3, "note": "no numbers"})", "no numeric"}, // 7
+      {R"({"step": 1, "throughput": 10})", nullptr},           // 1 ok
+      {"{not json", "not valid JSON"},                         // 2
+      {"[1, 2, 3]", "not a JSON object"},                      // 3
+      {"42", "not a JSON object"},                             // 4
+      {R"({"step": 2, "throughput": 1)", "not valid JSON"},    // 5: half a line
+      {garbage, "not valid JSON"},                             // 6
+      {R"({"step": 3, "note": "no numbers"})", "no numeric"},  // 7
       {R"({"step": 5, "t_s": 1.5})", "no numeric"},            // 8: t_s is not a metric
-      {R"({"step": -1, "throughput": 1})", "\"step\""},       // 9
-      {"", nullptr},                                          // 10: blank lines are skipped
-      {R"({"step": 4, "throughput": 11})", nullptr},          // 11 ok
+      {R"({"step": -1, "throughput": 1})", "\"step\""},        // 9
+      {"", nullptr},                                           // 10: blank lines are skipped
+      {R"({"step": 4, "throughput": 11})", nullptr},           // 11 ok
   };
   for (const auto& [line, _] : file_lines) REQUIRE_NOTHROW(p.feed_file_line(line, false, 0));
-  REQUIRE_NOTHROW(p.feed_stdout_line("PERFGATE {oops", false, 0));        // stdout line 1
-  REQUIRE_NOTHROW(p.feed_stdout_line("ordinary output", false, 0));       // stdout line 2
-  REQUIRE_NOTHROW(p.feed_stdout_line("PERFGATE " + garbage, false, 0));   // stdout line 3
+  REQUIRE_NOTHROW(p.feed_stdout_line("PERFGATE {oops", false, 0));       // stdout line 1
+  REQUIRE_NOTHROW(p.feed_stdout_line("ordinary output", false, 0));      // stdout line 2
+  REQUIRE_NOTHROW(p.feed_stdout_line("PERFGATE " + garbage, false, 0));  // stdout line 3
 
   CHECK(sink.steps.size() == 2);
   CHECK(p.malformed_count() == 10);
@@ -223,7 +226,8 @@ TEST_CASE("only the first malformed lines are kept, all are counted", "[metrics]
 TEST_CASE("NaN and Infinity as Python writes them parse to non-finite values", "[metrics]") {
   RecordingSink sink;
   ProtocolParser p(sink);
-  p.feed_file_line(R"({"step": 1, "loss": NaN, "grad_norm": Infinity, "x": -Infinity, "tag": "NaN Infinity"})", false, 0);
+  p.feed_file_line(R"({"step": 1, "loss": NaN, "grad_norm": Infinity, "x": -Infinity, "tag": "NaN Infinity"})", false,
+                   0);
   p.feed_file_line(R"({"summary": {"final_loss": NaN}})", false, 0);
   REQUIRE(sink.steps.size() == 1);
   const auto& v = sink.steps[0].values;
@@ -259,8 +263,7 @@ TEST_CASE("distinct metric names are capped", "[metrics]") {
   RecordingSink sink;
   ProtocolParser p(sink);
   const auto cap = ProtocolParser::k_max_metrics;
-  for (std::size_t i = 0; i < cap; ++i)
-    p.feed_file_line("{\"m" + std::to_string(i) + "\": 1}", false, 0);
+  for (std::size_t i = 0; i < cap; ++i) p.feed_file_line("{\"m" + std::to_string(i) + "\": 1}", false, 0);
   CHECK(sink.names.size() == cap);
   CHECK(p.malformed_count() == 0);
   // One more name: refused and counted; known names in the same record still count.

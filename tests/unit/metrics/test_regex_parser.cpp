@@ -128,7 +128,8 @@ TEST_CASE("regex parser: a 1 MB line is matched; lines the reader cut are counte
   CHECK_THAT(notes[0], Catch::Contains("2 line(s) longer than the 1 MiB") && Catch::Contains("first: stderr line 1"));
 }
 
-TEST_CASE("regex parser: a pattern with catastrophic backtracking in std::regex runs in linear time", "[parsers][regex]") {
+TEST_CASE("regex parser: a pattern with catastrophic backtracking in std::regex runs in linear time",
+          "[parsers][regex]") {
   test::RecordingSink sink;
   metrics::MetricRegistry reg(sink);
   // (a+)+b against a's without a b is exponential for a backtracking engine.
@@ -144,7 +145,8 @@ TEST_CASE("regex parser: back-references and look-around are refused with the re
   metrics::MetricRegistry reg(sink);
   auto back = metrics::make_regex_parser(reg, {pattern(R"((\w+) \1 (?<v>\d+))")});
   REQUIRE_FALSE(back);
-  CHECK_THAT(back.error().message, Catch::Contains("suite.yaml:7:9") && Catch::Contains("back-references are not supported"));
+  CHECK_THAT(back.error().message,
+             Catch::Contains("suite.yaml:7:9") && Catch::Contains("back-references are not supported"));
   auto ahead = metrics::make_regex_parser(reg, {pattern(R"((?<v>\d+)(?= ms))")});
   REQUIRE_FALSE(ahead);
   CHECK_THAT(ahead.error().message, Catch::Contains("look-around is not supported"));

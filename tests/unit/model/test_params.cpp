@@ -10,12 +10,9 @@ namespace {
 
 Params sample_params() {
   return Params{
-      {"graph_mode", Scalar::infer("eager")},
-      {"bucket_mb", Scalar::infer("25")},
-      {"dataloader.num_workers", Scalar::infer("2")},
-      {"dataloader.prefetch", Scalar::infer("4")},
-      {"dataloader.pin_memory", Scalar::infer("true")},
-      {"lr", Scalar::infer("0.5")},
+      {"graph_mode", Scalar::infer("eager")},           {"bucket_mb", Scalar::infer("25")},
+      {"dataloader.num_workers", Scalar::infer("2")},   {"dataloader.prefetch", Scalar::infer("4")},
+      {"dataloader.pin_memory", Scalar::infer("true")}, {"lr", Scalar::infer("0.5")},
       {"tag", Scalar{Scalar::Kind::String, "25"}},  // a quoted "25" in YAML
   };
 }
@@ -47,7 +44,8 @@ TEST_CASE("params_json is canonical: sorted, nested by dotted key, typed", "[mod
   b["b"] = Scalar::infer("1");
   CHECK(params_json(a) == params_json(b));
   // Int 25 and string "25" are different configurations.
-  CHECK(params_json(Params{{"x", Scalar::infer("25")}}) != params_json(Params{{"x", Scalar{Scalar::Kind::String, "25"}}}));
+  CHECK(params_json(Params{{"x", Scalar::infer("25")}}) !=
+        params_json(Params{{"x", Scalar{Scalar::Kind::String, "25"}}}));
   // Characters JSON must escape survive.
   CHECK(params_json(Params{{"s", Scalar{Scalar::Kind::String, "a\"b"}}}) == R"({"s":"a\"b"})");
 }

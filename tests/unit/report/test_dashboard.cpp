@@ -175,7 +175,8 @@ TEST_CASE("a sweep run ranks its configurations and tests the best against the r
   REQUIRE(metric);
   int seq = 0;
   for (auto [bucket, level] : {std::pair{25, 20.0}, std::pair{50, 30.0}, std::pair{100, 31.0}}) {
-    auto config = (*st)->config_id("train", model::params_json({{"bucket_mb", model::Scalar::infer(std::to_string(bucket))}}));
+    auto config =
+        (*st)->config_id("train", model::params_json({{"bucket_mb", model::Scalar::infer(std::to_string(bucket))}}));
     REQUIRE(config);
     for (int i = 0; i < 6; ++i) {
       model::TrialRecord t;
@@ -200,8 +201,8 @@ TEST_CASE("a sweep run ranks its configurations and tests the best against the r
   report::DashboardOptions opt;
   opt.out_dir = (tmp.path() / "dash").string();
   REQUIRE(report::write_dashboard(**st, opt));
-  auto run = data_file(fs::path(opt.out_dir) / "data" / ("run-" + std::to_string(*id) + ".js"),
-                       "run-" + std::to_string(*id));
+  auto run =
+      data_file(fs::path(opt.out_dir) / "data" / ("run-" + std::to_string(*id) + ".js"), "run-" + std::to_string(*id));
   const auto& sweep = run["sweep"];
   REQUIRE(sweep.is_object());
   CHECK(sweep["metric"] == "step_time_ms");

@@ -7,16 +7,16 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <csignal>
 #include "harness/runner/executor.hpp"
 #include "harness/runner/slots.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/plan.hpp"
 #include "harness/util/interrupt.hpp"
-#include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <csignal>
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -25,9 +25,10 @@ using namespace std::chrono_literals;
 namespace {
 
 model::Plan plan_of(int configs, int repeats, const std::string& order = "interleaved") {
-  std::string yaml = fmt::format("suite: s\norder: {}\ndefaults: {{repeats: {}}}\nworkloads:\n  - name: w\n    command: [x]\n"
-                                 "    matrix: {{k: [",
-                                 order, repeats);
+  std::string yaml = fmt::format(
+      "suite: s\norder: {}\ndefaults: {{repeats: {}}}\nworkloads:\n  - name: w\n    command: [x]\n"
+      "    matrix: {{k: [",
+      order, repeats);
   for (int i = 0; i < configs; ++i) yaml += (i ? ", " : "") + std::to_string(i);
   yaml += "]}\n";
   auto s = suite::load_suite_text(yaml, "e.yaml", "/suites");
@@ -76,7 +77,8 @@ TEST_CASE("slotted executor: trials side by side, each once, repeats spread over
   auto r = ex.execute(plan, all(plan), [&](std::size_t i, const model::Slot& s) {
     int now = ++running;
     int m = most.load();
-    while (now > m && !most.compare_exchange_weak(m, now)) {}
+    while (now > m && !most.compare_exchange_weak(m, now)) {
+    }
     std::this_thread::sleep_for(20ms);
     {
       std::lock_guard lock(mu);

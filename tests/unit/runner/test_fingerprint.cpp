@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/runner/fingerprint.hpp"
 #include "tests/unit/support/fake_machine.hpp"
 #include "tests/unit/support/paths.hpp"
-#include "harness/runner/fingerprint.hpp"
 
 using namespace perfgate::runner;
 

@@ -105,8 +105,9 @@ TEST_CASE("fleet: a worker's devices come from Slurm's variables or scontrol", "
 }
 
 TEST_CASE("fleet: a worker's slots cut Slurm's devices by the suite's per_trial", "[runner][fleet]") {
-  const auto with_slots = suite_of("suite: s\nslots: {kind: npu, devices: [0-7], per_trial: 2}\n"
-                                   "workloads:\n  - name: w\n    command: [x]\n");
+  const auto with_slots = suite_of(
+      "suite: s\nslots: {kind: npu, devices: [0-7], per_trial: 2}\n"
+      "workloads:\n  - name: w\n    command: [x]\n");
   const auto without = suite_of("suite: s\nworkloads:\n  - name: w\n    command: [x]\n");
   runner::SlurmDevices eight{"npu", {0, 1, 2, 3, 4, 5, 6, 7}, "scontrol"};
   auto pairs = runner::worker_slots(with_slots, eight);
@@ -129,8 +130,9 @@ TEST_CASE("fleet: a worker's slots cut Slurm's devices by the suite's per_trial"
 }
 
 TEST_CASE("fleet: a stored plan reads back as the run planned it", "[runner][fleet]") {
-  auto s = suite_of("suite: s\ndefaults: {repeats: 3}\nworkloads:\n  - name: w\n    command: [x, '{k}']\n"
-                    "    matrix: {k: [1, 2], mode: [a, b]}\n");
+  auto s = suite_of(
+      "suite: s\ndefaults: {repeats: 3}\nworkloads:\n  - name: w\n    command: [x, '{k}']\n"
+      "    matrix: {k: [1, 2], mode: [a, b]}\n");
   auto plan = suite::make_plan(s, suite::expand(s), 42);
   store::RunRecord run;
   run.id = 5;
@@ -158,13 +160,14 @@ TEST_CASE("fleet: a stored plan reads back as the run planned it", "[runner][fle
 
 TEST_CASE("fleet: the queue executor runs what the queue hands out, waits while others hold claims",
           "[runner][fleet]") {
-  auto s = suite_of("suite: s\ndefaults: {repeats: 4}\nworkloads:\n  - name: w\n    command: [x]\n"
-                    "    matrix: {k: [1, 2]}\n");
+  auto s = suite_of(
+      "suite: s\ndefaults: {repeats: 4}\nworkloads:\n  - name: w\n    command: [x]\n"
+      "    matrix: {k: [1, 2]}\n");
   auto plan = suite::make_plan(s, suite::expand(s), 3);
   std::mutex mu;
   std::vector<std::size_t> queue;  // what the "database" still holds
   for (std::size_t i = 0; i < plan.trials.size(); ++i) queue.push_back(i);
-  int held_elsewhere = 3;          // polls during which another worker still holds a claim
+  int held_elsewhere = 3;  // polls during which another worker still holds a claim
   std::vector<std::size_t> ran;
   runner::QueueSource src;
   src.poll_s = 0.01;

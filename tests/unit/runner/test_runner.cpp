@@ -75,7 +75,9 @@ struct Harness {
     opts.probe_python = false;
   }
 
-  model::Plan plan(const model::Suite& s, std::uint64_t seed = 1) { return suite::make_plan(s, suite::expand(s), seed); }
+  model::Plan plan(const model::Suite& s, std::uint64_t seed = 1) {
+    return suite::make_plan(s, suite::expand(s), seed);
+  }
 
   runner::RunOutcome run(const model::Suite& s, const model::Plan& p) {
     auto r = runner::run_plan(s, p, *st, launcher, opts);
@@ -119,7 +121,8 @@ TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[
   const std::vector<double> tp = {10, 20, 30, 100, 110, 120, 130, 140, 150, 160};
   h.launcher.script = [&](const exec::LaunchSpec&, int) {
     Script sc;
-    for (std::size_t i = 0; i < st_ms.size(); ++i) sc.metrics_lines.push_back(step_line(static_cast<int>(i), st_ms[i], tp[i]));
+    for (std::size_t i = 0; i < st_ms.size(); ++i)
+      sc.metrics_lines.push_back(step_line(static_cast<int>(i), st_ms[i], tp[i]));
     sc.metrics_lines.push_back(R"({"step": 10, "loss": NaN})");
     sc.metrics_lines.push_back("this line is garbage");
     return sc;
@@ -150,7 +153,8 @@ TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[
   REQUIRE(thr != nullptr);
   CHECK(thr->n_steady == 7);
   CHECK(thr->mean == Approx(130));
-  CHECK(thr->value == Approx(7.0 / (1 / 100.0 + 1 / 110.0 + 1 / 120.0 + 1 / 130.0 + 1 / 140.0 + 1 / 150.0 + 1 / 160.0)));
+  CHECK(thr->value ==
+        Approx(7.0 / (1 / 100.0 + 1 / 110.0 + 1 / 120.0 + 1 / 130.0 + 1 / 140.0 + 1 / 150.0 + 1 / 160.0)));
 
   // First-step (compile) time is the first record, warm-up or not.
   const auto* first = find(t, "first_step_ms");
@@ -198,7 +202,8 @@ TEST_CASE("a run reads the machine through its probe and runs no tool of its own
   // Every tool the run asked for went to the fake: nvidia-smi and npu-smi for
   // the fingerprint, git for {worktree}.
   auto asked = [&](const std::string& prefix) {
-    return std::any_of(h.machine.calls.begin(), h.machine.calls.end(), [&](const std::string& c) { return c.starts_with(prefix); });
+    return std::any_of(h.machine.calls.begin(), h.machine.calls.end(),
+                       [&](const std::string& c) { return c.starts_with(prefix); });
   };
   CHECK(asked("nvidia-smi"));
   CHECK(asked("npu-smi info"));
@@ -215,7 +220,8 @@ TEST_CASE("warm-up by seconds uses the records' time", "[runner]") {
       sc.tick_s = 10;  // arrival times far past the warm-up: only t_s may decide
       const char* ts[] = {"0.2", "0.4", "0.6", "0.8", "1.0", "1.2", "1.4", "1.6", "1.8", "2.0"};
       for (int i = 0; i < 10; ++i)
-        sc.metrics_lines.push_back(fmt::format(R"({{"step": {}, "t_s": {}, "step_time_ms": {}}})", i, ts[i], i < 4 ? 500 : 20 + i));
+        sc.metrics_lines.push_back(
+            fmt::format(R"({{"step": {}, "t_s": {}, "step_time_ms": {}}})", i, ts[i], i < 4 ? 500 : 20 + i));
       return sc;
     };
     auto out = h.run(s, h.plan(s));
@@ -300,7 +306,8 @@ TEST_CASE("metric lines on stdout are recorded too", "[runner]") {
   auto s = suite_of({workload("train", 1)});
   h.launcher.script = [](const exec::LaunchSpec&, int) {
     Script sc;
-    sc.stdout_lines = {"Epoch 1", R"(PERFGATE {"step": 0, "throughput": 50})", R"(PERFGATE {"step": 1, "throughput": 70})"};
+    sc.stdout_lines = {"Epoch 1", R"(PERFGATE {"step": 0, "throughput": 50})",
+                       R"(PERFGATE {"step": 1, "throughput": 70})"};
     return sc;
   };
   auto out = h.run(s, h.plan(s));
@@ -429,7 +436,7 @@ TEST_CASE("parameters reach the workload through argv, env and PERFGATE_* variab
   InterruptGuard guard;
   Harness h;
   auto w = workload("train", 2);
-  w.command = {"prog", "--bucket", "{bucket_mb}", "--workers={dataloader.num_workers}", "--repeat", "{repeat}",
+  w.command = {"prog",  "--bucket",       "{bucket_mb}", "--workers={dataloader.num_workers}", "--repeat", "{repeat}",
                "--out", "{metrics_file}", "{{literal}}"};
   w.env = {{"MODE", "{graph_mode}"}, {"PLAIN", "x"}};
   model::Axis dl;
@@ -593,8 +600,10 @@ TEST_CASE("a log preset reads stdout and stderr; warm-up counts each metric's ow
   h.launcher.script = [&](const exec::LaunchSpec&, int) {
     Script sc;
     auto line = [](int i, double ms) {
-      return fmt::format(" iteration {:8d}/{:8d} | elapsed time per iteration (ms): {} | global batch size: 32 | "
-                         "lm loss: 2.5 |", i, 10, ms);
+      return fmt::format(
+          " iteration {:8d}/{:8d} | elapsed time per iteration (ms): {} | global batch size: 32 | "
+          "lm loss: 2.5 |",
+          i, 10, ms);
     };
     // Python's logging writes to stderr; print() to stdout. Both are read.
     sc.stdout_lines = {line(1, 500), line(2, 400), "unrelated", line(3, 100)};
@@ -640,7 +649,8 @@ TEST_CASE("a gbench workload gets --benchmark_out in its trial directory", "[run
         {"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "repetitions": 2, "repetition_index": 0,
          "iterations": 10, "real_time": 5.0, "cpu_time": 4.0, "time_unit": "us"},
         {"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "repetitions": 2, "repetition_index": 1,
-         "iterations": 10, "real_time": 7.0, "cpu_time": 6.0, "time_unit": "us"}]})", f);
+         "iterations": 10, "real_time": 7.0, "cpu_time": 6.0, "time_unit": "us"}]})",
+                 f);
       std::fclose(f);
     };
     return sc;
@@ -665,7 +675,9 @@ TEST_CASE("a gbench file the trial did not write is not read", "[runner][parsers
   auto stale = h.tmp / "old.json";
   {
     std::FILE* f = std::fopen(stale.c_str(), "wb");
-    std::fputs(R"({"benchmarks": [{"name": "BM_old", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]})", f);
+    std::fputs(
+        R"({"benchmarks": [{"name": "BM_old", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]})",
+        f);
     std::fclose(f);
   }
   auto w = workload("micro", 1);
@@ -724,7 +736,9 @@ TEST_CASE("soak progress follows the parser's preferred primary, not the first m
   std::vector<std::string> followed;
   h.opts.soak.enabled = true;
   h.opts.soak.window_s = 1;
-  h.opts.soak.on_progress = [&](const std::string&, double, const runner::TrialProgress& p, double) { followed.push_back(p.primary); };
+  h.opts.soak.on_progress = [&](const std::string&, double, const runner::TrialProgress& p, double) {
+    followed.push_back(p.primary);
+  };
   h.launcher.script = [](const exec::LaunchSpec&, int) {
     test::Script sc;
     // The loss arrives first, step time next, throughput from step 10 on: the

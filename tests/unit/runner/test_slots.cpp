@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include "harness/runner/slots.hpp"
 #include "harness/suite/plan.hpp"
@@ -46,7 +46,8 @@ TEST_CASE("slots: devices cut into groups of per_trial, each exported in its kin
   CHECK(runner::slot_environment((*two)[1]).at("ASCEND_RT_VISIBLE_DEVICES") == "2,3");
   npu.per_trial = 8;  // one 8-card HCCL job
   REQUIRE(runner::make_slots(npu)->size() == 1);
-  CHECK(runner::slot_environment(runner::make_slots(npu)->front()).at("ASCEND_RT_VISIBLE_DEVICES") == "0,1,2,3,4,5,6,7");
+  CHECK(runner::slot_environment(runner::make_slots(npu)->front()).at("ASCEND_RT_VISIBLE_DEVICES") ==
+        "0,1,2,3,4,5,6,7");
 
   model::SlotsSpec cuda{"cuda", {0, 1}, 1, "", {}};
   CHECK(runner::slot_environment(runner::make_slots(cuda)->back()).at("CUDA_VISIBLE_DEVICES") == "1");

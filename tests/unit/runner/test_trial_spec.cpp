@@ -203,8 +203,10 @@ workloads:
   // npu-smi watches the slot's cards; nvidia-smi is not about NPU slots.
   for (const auto& s : t.samplers) {
     INFO(s.kind);
-    if (s.kind == "npu-smi") CHECK(s.devices == std::vector<int>{4, 5});
-    else CHECK(s.devices.empty());
+    if (s.kind == "npu-smi")
+      CHECK(s.devices == std::vector<int>{4, 5});
+    else
+      CHECK(s.devices.empty());
   }
 }
 

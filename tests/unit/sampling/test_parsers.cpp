@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/sampling/sampler.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 namespace s = perfgate::sampling;
@@ -312,8 +312,8 @@ TEST_CASE("sampler metric units and directions", "[sampling]") {
 }
 
 TEST_CASE("only_devices keeps the trial's own cards and everything not about a device", "[sampling]") {
-  std::vector<s::Reading> r = {{"device.0.power_w", 1}, {"device.3.power_w", 2},  {"device.3_1.temp_c", 3},
-                               {"device.12.hbm_used_mb", 4}, {"host.rss_mb", 5}, {"device.x.odd", 6}};
+  std::vector<s::Reading> r = {{"device.0.power_w", 1},      {"device.3.power_w", 2}, {"device.3_1.temp_c", 3},
+                               {"device.12.hbm_used_mb", 4}, {"host.rss_mb", 5},      {"device.x.odd", 6}};
   auto kept = s::only_devices(r, {3, 12});
   std::vector<std::string> names;
   for (const auto& k : kept) names.push_back(k.metric);

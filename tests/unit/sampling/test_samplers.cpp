@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/sampling/sampler.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 namespace s = perfgate::sampling;

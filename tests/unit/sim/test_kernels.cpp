@@ -93,7 +93,8 @@ TEST_CASE("bf16 element-wise chain equals the scalar definition, pass by pass") 
       a.chain_backward(fused, scale, g, width);
       for (std::size_t i = 0; i < n; ++i) {
         const float x = round_bf16(y[i]), d = round_bf16(dy[i]);
-        const float v = fused ? round_bf16(d * scale * leaky_grad(x)) : round_bf16(round_bf16(d * scale) * leaky_grad(x));
+        const float v =
+            fused ? round_bf16(d * scale * leaky_grad(x)) : round_bf16(round_bf16(d * scale) * leaky_grad(x));
         INFO("fused " << fused << " width " << width << " index " << i);
         REQUIRE(g.get(i) == v);
       }

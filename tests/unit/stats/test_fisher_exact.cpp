@@ -26,9 +26,12 @@ TEST_CASE("Fisher's exact test against SciPy", "[stats]") {
     CHECK(f.p_less == Approx(c.at("less").get<double>()).epsilon(1e-9));
     CHECK(f.p_two_sided == Approx(c.at("two-sided").get<double>()).epsilon(1e-9));
     const auto& odds = c.at("odds_ratio");
-    if (odds.is_null()) CHECK(std::isnan(f.odds_ratio));
-    else if (odds.is_string()) CHECK(std::isinf(f.odds_ratio));
-    else CHECK(f.odds_ratio == Approx(odds.get<double>()).epsilon(1e-12));
+    if (odds.is_null())
+      CHECK(std::isnan(f.odds_ratio));
+    else if (odds.is_string())
+      CHECK(std::isinf(f.odds_ratio));
+    else
+      CHECK(f.odds_ratio == Approx(odds.get<double>()).epsilon(1e-12));
   }
 }
 

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/stats/mann_whitney.hpp"
+#include "tests/unit/support/paths.hpp"
 
 using namespace perfgate::stats;
 

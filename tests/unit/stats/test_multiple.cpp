@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/stats/multiple.hpp"
+#include "tests/unit/support/paths.hpp"
 
 using namespace perfgate::stats;
 

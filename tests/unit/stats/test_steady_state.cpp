@@ -4,8 +4,8 @@
 #include <random>
 #include <vector>
 
-#include "harness/stats/step_series.hpp"
 #include "harness/stats/steady_state.hpp"
+#include "harness/stats/step_series.hpp"
 
 using namespace perfgate::stats;
 

@@ -13,8 +13,8 @@
 #include <boost/math/distributions/normal.hpp>
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/stats/trend.hpp"
+#include "tests/unit/support/paths.hpp"
 
 using namespace perfgate::stats;
 

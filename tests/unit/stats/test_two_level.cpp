@@ -189,9 +189,8 @@ TEST_CASE("a baseline close together by chance does not rule out a run effect", 
   // Three baseline runs whose means nearly coincide, a spread known only on
   // a few degrees of freedom: the run effect estimate is 0, and D is judged on
   // the trial noise with the spread's degrees of freedom, not the trials'.
-  std::vector<std::vector<double>> runs = {{1.00, 1.02, 0.98, 1.01, 0.99},
-                                           {1.001, 1.021, 0.981, 1.011, 0.991},
-                                           {0.999, 1.019, 0.979, 1.009, 0.989}};
+  std::vector<std::vector<double>> runs = {
+      {1.00, 1.02, 0.98, 1.01, 0.99}, {1.001, 1.021, 0.981, 1.011, 0.991}, {0.999, 1.019, 0.979, 1.009, 0.989}};
   std::vector<double> cand = {0.96, 0.97, 0.95, 0.965, 0.955};
   auto s = run_spread(runs, cand);
   auto few = two_level_test(runs, cand, s, VariancePrior{s.between_var, 4});
@@ -205,9 +204,8 @@ TEST_CASE("a baseline close together by chance does not rule out a run effect", 
 
 TEST_CASE("more candidate trials than the runs had: Satterthwaite over the spread and the trial noise", "[stats]") {
   // Var(D) = a s2 + b sigma^2 with a = 1 + 1/k, b = 1/n_c + sum(1/n_j)/k^2 - a/n.
-  std::vector<std::vector<double>> runs = {{1.00, 1.02, 0.98, 1.01, 0.99},
-                                           {1.05, 1.07, 1.03, 1.06, 1.04},
-                                           {0.97, 0.99, 0.95, 0.98, 0.96}};
+  std::vector<std::vector<double>> runs = {
+      {1.00, 1.02, 0.98, 1.01, 0.99}, {1.05, 1.07, 1.03, 1.06, 1.04}, {0.97, 0.99, 0.95, 0.98, 0.96}};
   std::vector<double> cand;
   for (int i = 0; i < 20; ++i) cand.push_back(1.0 + 0.01 * ((i % 5) - 2));
   auto s = run_spread(runs, cand);

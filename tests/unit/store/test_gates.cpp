@@ -1,15 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/store/schema.hpp"
 #include "harness/store/store.hpp"
 #include "tests/unit/support/backends.hpp"
+#include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
@@ -232,9 +232,10 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
     REQUIRE(sqlite3_exec(db, down, nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   } else {
-    test::pg_query(spec, "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey; ALTER TABLE verdicts DROP COLUMN node_class; "
-                         "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
-                         "DROP TABLE builds; DROP TABLE bisects; UPDATE perfgate_schema SET version = 6");
+    test::pg_query(spec,
+                   "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey; ALTER TABLE verdicts DROP COLUMN node_class; "
+                   "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
+                   "DROP TABLE builds; DROP TABLE bisects; UPDATE perfgate_schema SET version = 6");
   }
   auto st = open_at(spec);
   auto gates = st->load_gates(cand);

@@ -70,7 +70,8 @@ TEST_CASE("passwords are masked in every form of connection string", "[store]") 
         "postgresql://alice:***@db.example:5432/perfgate");
   CHECK(store::pg::redact_conninfo("postgresql://db/perfgate?user=alice&password=s3cret&sslmode=require") ==
         "postgresql://db/perfgate?user=alice&password=***&sslmode=require");
-  CHECK(store::pg::redact_conninfo("host=db password='s3 cret' dbname=perfgate") == "host=db password=*** dbname=perfgate");
+  CHECK(store::pg::redact_conninfo("host=db password='s3 cret' dbname=perfgate") ==
+        "host=db password=*** dbname=perfgate");
   CHECK(store::pg::redact_conninfo("host=db password=s3cret") == "host=db password=***");
   CHECK(store::pg::redact_conninfo("postgresql://alice@db/perfgate") == "postgresql://alice@db/perfgate");
 }

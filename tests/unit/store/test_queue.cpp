@@ -2,12 +2,12 @@
 // workers that are stopped, a submitter's Ctrl-C, workers claiming at once.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <latch>
 #include <string>
 #include <thread>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include "harness/store/store.hpp"
@@ -50,7 +50,8 @@ Queued queued_run(const std::string& spec, int n, int attempts, pid_t pid = ::ge
   REQUIRE(c);
   q.config = *c;
   std::vector<store::QueueItem> items;
-  for (int i = 0; i < n; ++i) items.push_back({static_cast<std::size_t>(n - 1 - i), n - 1 - i});  // seq descending on insert
+  for (int i = 0; i < n; ++i)
+    items.push_back({static_cast<std::size_t>(n - 1 - i), n - 1 - i});  // seq descending on insert
   REQUIRE(q.st->enqueue_trials(q.run, items, attempts));
   return q;
 }

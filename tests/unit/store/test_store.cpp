@@ -1,11 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include <sqlite3.h>
@@ -534,8 +534,10 @@ TEST_CASE("a database from a newer perfgate is refused", "[store]") {
     REQUIRE(st->begin_run(make_run("s")).has_value());
   }
   const int newer = store::k_schema_version + 1;
-  if (backend == "sqlite") raw_exec(path, "PRAGMA user_version = " + std::to_string(newer) + ";");
-  else test::pg_query(spec, "UPDATE perfgate_schema SET version = " + std::to_string(newer));
+  if (backend == "sqlite")
+    raw_exec(path, "PRAGMA user_version = " + std::to_string(newer) + ";");
+  else
+    test::pg_query(spec, "UPDATE perfgate_schema SET version = " + std::to_string(newer));
   auto s = store::open_store(spec);
   REQUIRE_FALSE(s.has_value());
   CHECK(s.error().kind == ErrorKind::Harness);

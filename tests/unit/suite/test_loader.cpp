@@ -126,7 +126,8 @@ TEST_CASE("a full valid suite loads with every setting layered", "[suite]") {
   CHECK(w.cwd == (fs::path(k_base) / "work").string());
   CHECK(w.metrics.parser == "jsonl");
   CHECK(w.metrics.primary == "step_time_ms");
-  CHECK(w.env == std::map<std::string, std::string>{{"TASK_QUEUE_ENABLE", "1"}, {"SHARED", "mine"}, {"MODE", "{graph_mode}"}});
+  CHECK(w.env ==
+        std::map<std::string, std::string>{{"TASK_QUEUE_ENABLE", "1"}, {"SHARED", "mine"}, {"MODE", "{graph_mode}"}});
   CHECK(w.params == Params{{"model", Scalar{Scalar::Kind::String, "resnet50"}}});
 
   REQUIRE(w.matrix.size() == 4);
@@ -160,8 +161,8 @@ TEST_CASE("a full valid suite loads with every setting layered", "[suite]") {
   CHECK(b.warmup.kind == model::Warmup::Kind::Seconds);
   CHECK(b.warmup.amount == 30);
   CHECK(b.timeout_s == 90);
-  CHECK(b.kill_grace_s == 5);                   // built-in default
-  CHECK(b.log_limit_bytes == 16ull << 20);      // built-in default
+  CHECK(b.kill_grace_s == 5);               // built-in default
+  CHECK(b.log_limit_bytes == 16ull << 20);  // built-in default
   CHECK(b.env == std::map<std::string, std::string>{{"TASK_QUEUE_ENABLE", "1"}, {"SHARED", "base"}});
   CHECK(b.metrics.primary.empty());  // not declared: the parser's default, decided per run (metrics::default_primary)
   CHECK(b.matrix.empty());
@@ -475,15 +476,16 @@ TEST_CASE("a suite that is not UTF-8 is refused with the place of the bad byte",
       "    command: [echo, hi]\n";
   auto msg = error_of(load(text));
   CHECK_THAT(msg, Catch::Contains("suite.yaml:2:17") && Catch::Contains("UTF-8"));
-  auto ok = load("suite: d\ndescription: caf\xC3\xA9\nworkloads:\n  - name: a\n    command: [echo, \"\xE2\x82\xAC\"]\n");
+  auto ok =
+      load("suite: d\ndescription: caf\xC3\xA9\nworkloads:\n  - name: a\n    command: [echo, \"\xE2\x82\xAC\"]\n");
   REQUIRE(ok.has_value());
   CHECK(ok->workloads[0].command[1] == "\xE2\x82\xAC");
 }
 
 TEST_CASE("an empty or nameless suite is refused", "[suite]") {
   CHECK_THAT(error_of(load("")), Catch::Contains("suite.yaml") && Catch::Contains("empty"));
-  CHECK_THAT(error_of(load("workloads:\n  - name: a\n    command: [x]\n")), Catch::Contains("suite.yaml:1:1") &&
-                                                                              Catch::Contains("'suite'"));
+  CHECK_THAT(error_of(load("workloads:\n  - name: a\n    command: [x]\n")),
+             Catch::Contains("suite.yaml:1:1") && Catch::Contains("'suite'"));
   CHECK_THAT(error_of(load("suite: x\n")), Catch::Contains("workloads"));
 }
 
@@ -548,8 +550,8 @@ TEST_CASE("profiles apply below suite defaults", "[suite]") {
     REQUIRE(s->profiles.size() == 1);
     CHECK(fs::equivalent(s->profiles[0], tmp / "configs/profiles/box.yaml"));
     const auto& a = s->workloads[0];
-    CHECK(a.repeats == 3);        // suite defaults win over the profile
-    CHECK(a.timeout_s == 300);    // from the profile
+    CHECK(a.repeats == 3);      // suite defaults win over the profile
+    CHECK(a.timeout_s == 300);  // from the profile
     CHECK(a.warmup.kind == model::Warmup::Kind::Steps);
     CHECK(a.warmup.amount == 2);  // from the profile
     CHECK(a.kill_grace_s == 5);   // built-in
@@ -760,13 +762,14 @@ workloads:
 
 TEST_CASE("bad samplers are refused where they are written", "[suite]") {
   auto wl = [](const std::string& extra) { return "suite: s\nworkloads:\n  - name: a\n    command: [x]\n" + extra; };
-  CHECK_THAT(error_of(load(wl("    samplers: [proc, npu_smi]\n"))),
-             Catch::Contains("suite.yaml:5:22") && Catch::Contains("unknown sampler 'npu_smi'") &&
-                 Catch::Contains("did you mean 'npu-smi'"));
+  CHECK_THAT(error_of(load(wl("    samplers: [proc, npu_smi]\n"))), Catch::Contains("suite.yaml:5:22") &&
+                                                                        Catch::Contains("unknown sampler 'npu_smi'") &&
+                                                                        Catch::Contains("did you mean 'npu-smi'"));
   CHECK_THAT(error_of(load(wl("    samplers: proc\n"))), Catch::Contains("samplers must be a list"));
   CHECK_THAT(error_of(load(wl("    samplers: [command]\n"))), Catch::Contains("a command sampler is a mapping"));
   CHECK_THAT(error_of(load(wl("    samplers: [{kind: command, command: [x]}]\n"))), Catch::Contains("needs 'command'"));
-  CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, regex: x}]\n"))), Catch::Contains("for command samplers only"));
+  CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, regex: x}]\n"))),
+             Catch::Contains("for command samplers only"));
   CHECK_THAT(error_of(load(wl("    samplers: [{kind: proc, every: 1s}]\n"))), Catch::Contains("unknown key 'every'"));
   CHECK_THAT(error_of(load(wl("    sample_interval: 10ms\n"))), Catch::Contains("at least 50ms"));
 }
@@ -905,6 +908,7 @@ TEST_CASE("a matrix that would expand past 100,000 configurations is refused at 
   suite::LoadOptions opt;
   opt.overrides = {*suite::parse_override("b=" + values.substr(0, values.find(",100,")))};
   auto ok = load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
-                 values + "]\n      b: [1]\n", opt);
+                     values + "]\n      b: [1]\n",
+                 opt);
   CHECK(ok);
 }

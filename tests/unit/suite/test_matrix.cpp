@@ -140,7 +140,8 @@ TEST_CASE("include adds configurations and duplicates are removed", "[suite]") {
     CHECK(suite::expand(s).size() == 2);
   }
   SECTION("an include overrides a fixed parameter") {
-    w.include = {Params{{"graph_mode", Scalar::infer("eager")}, {"bucket_mb", Scalar::infer("25")},
+    w.include = {Params{{"graph_mode", Scalar::infer("eager")},
+                        {"bucket_mb", Scalar::infer("25")},
                         {"precision", Scalar::infer("bf16")}}};
     s.workloads = {w};
     auto cases = suite::expand(s);

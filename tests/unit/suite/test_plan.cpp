@@ -109,8 +109,8 @@ TEST_CASE("a sequential plan runs all repeats of a case back to back", "[suite]"
   REQUIRE(cases.size() == 4);
   auto plan = suite::make_plan(s, cases, 5);
   CHECK(plan.order == "sequential");
-  std::vector<std::pair<std::size_t, int>> expected = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2},
-                                                       {2, 0}, {2, 1}, {3, 0}, {3, 1}};
+  std::vector<std::pair<std::size_t, int>> expected = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1},
+                                                       {1, 2}, {2, 0}, {2, 1}, {3, 0}, {3, 1}};
   CHECK(order_of(plan) == expected);
   check_seq(plan);
   // The seed does not matter for a sequential plan.

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "tests/unit/support/paths.hpp"
 #include "harness/suite/policy_loader.hpp"
+#include "tests/unit/support/paths.hpp"
 
 using namespace perfgate;
 
@@ -76,18 +76,20 @@ TEST_CASE("an ignore rule stops a later glob", "[policy]") {
 }
 
 TEST_CASE("bad policies name file, line and key", "[policy]") {
-  CHECK_THAT(error_of("fdr: 0.01\nthreshold: 3%\n"),
-             Catch::Contains("gate.yaml:2:1") && Catch::Contains("unknown key 'threshold'") &&
-                 Catch::Contains("did you mean 'thresholds'"));
+  CHECK_THAT(error_of("fdr: 0.01\nthreshold: 3%\n"), Catch::Contains("gate.yaml:2:1") &&
+                                                         Catch::Contains("unknown key 'threshold'") &&
+                                                         Catch::Contains("did you mean 'thresholds'"));
   CHECK_THAT(error_of("fdr: lots\n"), Catch::Contains("gate.yaml:1:6") && Catch::Contains("fdr"));
   CHECK_THAT(error_of("fdr: 0.9\n"), Catch::Contains("between 0 and 0.5"));
   CHECK_THAT(error_of("thresholds: {latency: -1%}\n"), Catch::Contains("thresholds.latency"));
   CHECK_THAT(error_of("correction: bonferroni\n"), Catch::Contains("holm"));
   CHECK_THAT(error_of("metrics: []\n"), Catch::Contains("non-empty list"));
-  CHECK_THAT(error_of("metrics:\n  - {threshold: 3%}\n"), Catch::Contains("gate.yaml:2:5") && Catch::Contains("needs 'name'"));
+  CHECK_THAT(error_of("metrics:\n  - {threshold: 3%}\n"),
+             Catch::Contains("gate.yaml:2:5") && Catch::Contains("needs 'name'"));
   CHECK_THAT(error_of("metrics:\n  - {name: x, better: up}\n"), Catch::Contains("'higher' or 'lower'"));
   CHECK_THAT(error_of("min_trials: 1\n"), Catch::Contains("at least 2"));
-  CHECK_THAT(error_of("baseline_outlier_mads: 2\n"), Catch::Contains("gate.yaml:1:24") && Catch::Contains("at least 3"));
+  CHECK_THAT(error_of("baseline_outlier_mads: 2\n"),
+             Catch::Contains("gate.yaml:1:24") && Catch::Contains("at least 3"));
   CHECK_THAT(error_of("baseline_outlier_mads: many\n"), Catch::Contains("baseline_outlier_mads must be a number"));
   CHECK_THAT(error_of("fdr: [0.01\n"), Catch::Contains("YAML syntax error"));
   CHECK_THAT(error_of(""), Catch::Contains("empty"));

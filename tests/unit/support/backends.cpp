@@ -7,9 +7,9 @@
 #include <map>
 #include <mutex>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <libpq-fe.h>
+#include <catch2/catch.hpp>
 
 namespace perfgate::test {
 namespace {
@@ -60,8 +60,9 @@ std::string database_for(const std::string& backend, const std::filesystem::path
   if (auto it = made.find(path.string()); it != made.end()) return it->second;
   const char* server = std::getenv("PERFGATE_TEST_PG");
   if (!server || !*server)
-    FAIL("the PostgreSQL store tests need a server: run them through ctest (fixture 'postgres'), or "
-         "export PERFGATE_TEST_PG=$(scripts/services/postgres.sh start)");
+    FAIL(
+        "the PostgreSQL store tests need a server: run them through ctest (fixture 'postgres'), or "
+        "export PERFGATE_TEST_PG=$(scripts/services/postgres.sh start)");
   static std::atomic<int> counter{0};
   std::string name = fmt::format("t_{}_{}_{}", ::getpid(), counter++, std::rand() % 100000);
   pg_query(server, "CREATE DATABASE " + name);

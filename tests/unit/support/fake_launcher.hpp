@@ -23,7 +23,7 @@ struct Script {
   std::vector<std::string> metrics_lines;  // appended to $PERFGATE_METRICS, each followed by a tick
   double tick_s = 0.25;                    // fake time between lines
   exec::LaunchResult result;
-  std::function<void()> during;            // runs while the fake process "lives"
+  std::function<void()> during;  // runs while the fake process "lives"
 
   // Convenience: an exit code and the last lines of stderr.
   Script& exits(int code, std::string stderr_tail = {}) {

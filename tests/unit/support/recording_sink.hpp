@@ -24,7 +24,7 @@ class RecordingSink final : public metrics::ProtocolSink {
  public:
   std::vector<std::string> names;  // by id
   std::vector<RecordedStep> steps;
-  std::map<std::string, double> summaries;  // the last value of each
+  std::map<std::string, double> summaries;                     // the last value of each
   std::vector<std::pair<std::string, double>> summary_events;  // every one, in order
   std::map<std::string, std::string> units;
   std::map<std::string, model::Better> better;

@@ -2,6 +2,7 @@
 // A uniquely named directory under the system temp dir, removed with
 // everything in it when the object goes out of scope.
 
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -11,7 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
-#include <unistd.h>
 
 namespace perfgate::test {
 

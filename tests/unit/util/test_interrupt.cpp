@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include <csignal>
 #include <poll.h>
+#include <csignal>
 
 #include "harness/util/interrupt.hpp"
 

@@ -136,7 +136,10 @@ TEST_CASE("first_invalid_utf8 finds the first bad byte", "[util]") {
 
 TEST_CASE("sanitize_utf8 replaces each invalid byte with U+FFFD", "[util]") {
   CHECK(sanitize_utf8("ok \xC3\xA9") == "ok \xC3\xA9");
-  CHECK(sanitize_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(sanitize_utf8("a\xFF"
+                      "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
   CHECK(sanitize_utf8("\xE2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(first_invalid_utf8(sanitize_utf8(std::string("\x00\xFE\xFF\xC0", 4))) == std::string::npos);
 }
