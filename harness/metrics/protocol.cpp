@@ -231,7 +231,9 @@ void ProtocolParser::step_record(const std::vector<std::pair<std::string, double
     const std::string& key = fields[i].first;
     std::optional<double> v = fields[i].second;
     if (key == "step") {
-      if (!v || !std::isfinite(*v) || *v < 0) return bad(src, line_no, "\"step\" must be a non-negative number", text);
+      // Below 9e18: a long long holds it (1e30 was undefined behaviour, found by the fuzzer).
+      if (!v || !std::isfinite(*v) || *v < 0 || *v > 9e18)
+        return bad(src, line_no, "\"step\" must be a non-negative number below 9e18", text);
       step = static_cast<long long>(*v);
       continue;
     }

@@ -44,6 +44,17 @@ TEST_CASE("step records with and without step numbers", "[metrics]") {
   CHECK(p.records() == 4);
 }
 
+TEST_CASE("a step number past what a long long holds is malformed, not converted", "[metrics]") {
+  RecordingSink sink;
+  ProtocolParser p(sink);
+  p.feed_file_line(R"({"step": 1e30, "step_time_ms": 1})", false, 0);
+  p.feed_file_line(R"({"step": 9e18, "step_time_ms": 2})", false, 0);
+  REQUIRE(sink.steps.size() == 1);
+  CHECK(sink.steps[0].step == 9000000000000000000LL);
+  CHECK(p.malformed_count() == 1);
+  CHECK_THAT(p.malformed().at(0).reason, Catch::Contains("below 9e18"));
+}
+
 TEST_CASE("the first record without a step number is step 0", "[metrics]") {
   RecordingSink sink;
   ProtocolParser p(sink);
