@@ -66,6 +66,10 @@ Expected<NamedPattern> rewrite_named_groups(std::string_view re) {
     if (!valid) return Error::input(fmt::format("'{}' is not a valid group name (letters, digits, _ and .)", name));
     if (std::find(p.group_names.begin(), p.group_names.end(), name) != p.group_names.end())
       return Error::input(fmt::format("group name '{}' is used twice", name));
+    // "(?<x>?:a)" must not become "(?:a)": a named group's body cannot start
+    // with an operator that would turn the plain '(' into another construct.
+    if (close + 1 < rest.size() && std::string_view("?*+{").find(rest[close + 1]) != std::string_view::npos)
+      return Error::input(fmt::format("group '{}' starts with '{}', which repeats nothing", name, rest[close + 1]));
     p.group_names.push_back(std::move(name));
     p.plain += '(';
     i += close;
@@ -91,7 +95,13 @@ Expected<UserRegex> UserRegex::compile(std::string_view pattern) {
       why += " (look-around is not supported: patterns run in linear time, RE2 syntax)";
     return Error::input(fmt::format("does not compile: {}", why));
   }
-  PERFGATE_CHECK(static_cast<std::size_t>(re->NumberOfCapturingGroups()) == named->group_names.size());
+  // A pattern whose groups this rewrite counts otherwise than RE2 does cannot
+  // feed metrics by name reliably: refused, never a crash (the fuzzer found one).
+  if (static_cast<std::size_t>(re->NumberOfCapturingGroups()) != named->group_names.size())
+    return Error::input(
+        fmt::format("has {} capturing group(s) to RE2 but {} to perfgate's reading of it; write "
+                    "groups as (...), (?:...), (?<name>...) or (?P<name>...)",
+                    re->NumberOfCapturingGroups(), named->group_names.size()));
   UserRegex out;
   out.m_re = std::move(re);
   out.m_names = std::move(named->group_names);

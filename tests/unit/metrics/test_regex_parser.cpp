@@ -165,6 +165,10 @@ TEST_CASE("regex parser: group names may contain dots, and are checked", "[parse
   auto twice = metrics::make_regex_parser(reg, {pattern(R"((?<a>\d+) (?<a>\d+))")});
   REQUIRE_FALSE(twice);
   CHECK_THAT(twice.error().message, Catch::Contains("used twice"));
+  // "(?<x>?:a)" would have become "(?:a)": refused, as is anything RE2 numbers otherwise.
+  auto injected = metrics::make_regex_parser(reg, {pattern(R"((?P<a.b>\d+)(?<cb>?))")});
+  REQUIRE_FALSE(injected);
+  CHECK_THAT(injected.error().message, Catch::Contains("group 'cb' starts with '?'"));
   auto bad = metrics::make_regex_parser(reg, {pattern(R"((?<1x>\d+))")});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("not a valid group name"));
