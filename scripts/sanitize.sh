@@ -11,8 +11,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$repo_root/scripts/setup.sh"
 build_dir=${PERFGATE_ASAN_DIR:-$repo_root/build-asan}
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
-  -DPERFGATE_ENABLE_TESTS=ON -DPERFGATE_WERROR=ON -DCMAKE_CXX_FLAGS="$flags" \
+# -O1, as sanitizer builds usually are: quicker to build than -O2, with
+# stack traces that stay readable. Warnings are not errors here: g++ 12's
+# -Wmaybe-uninitialized reports false positives inside <regex> when ASan
+# instruments it (the -Werror builds are the normal ones).
+cmake -S "$repo_root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DPython3_EXECUTABLE=/usr/bin/python3 \
+  -DPERFGATE_ENABLE_TESTS=ON -DPERFGATE_WERROR=OFF -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" "${launcher[@]}" >/dev/null
 cmake --build "$build_dir" -j"$jobs"
 cd "$build_dir"

@@ -162,7 +162,14 @@ bool Session::start() {
   }
   bp::environment env;
   env.clear();
-  for (const auto& [k, v] : m_spec.env) env[k] = v;
+  // Longest names first: Boost.Process 1.74 compares a new name against every
+  // entry so far for the name's length, reading past an entry shorter than it
+  // (a heap-buffer-overflow under ASan); an entry "NAME=VALUE" of a name at
+  // least as long as the new one is always long enough.
+  std::vector<std::pair<std::string, std::string>> vars(m_spec.env.begin(), m_spec.env.end());
+  std::stable_sort(vars.begin(), vars.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [k, v] : vars) env[k] = v;
 
   bp::group group;
   const pid_t harness_pid = ::getpid();

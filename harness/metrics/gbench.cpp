@@ -241,12 +241,23 @@ class GbenchParser final : public OutputParser {
           fmt::format("{}: the Google Benchmark JSON file is empty (did the benchmark binary stop early?)", m_path),
           m_path);
 
+    // Google Benchmark's JSON is four levels deep. A value nested far deeper
+    // would be built whole and then printed recursively (a stack overflow
+    // under ASan at 10,000 levels): parsing stops at this depth.
+    constexpr int k_max_depth = 64;
+    struct TooDeep {};
     json::parser_callback_t callback = [this](int depth, json::parse_event_t event, json& parsed) {
+      if (depth > k_max_depth) throw TooDeep{};
       return on_event(depth, event, parsed);
     };
     try {
       // The root left over is tiny: every entry and the context were discarded as they were read.
       [[maybe_unused]] json root = json::parse(in, callback, /*allow_exceptions=*/true);
+    } catch (const TooDeep&) {
+      return bad(
+          LineSource::File, 0,
+          fmt::format("{}: values nested deeper than {} levels: not Google Benchmark JSON output", m_path, k_max_depth),
+          m_path);
     } catch (const json::parse_error& e) {
       // Entries read before the error have been handed on already; only the rest of the file is lost.
       std::string_view what = e.what();

@@ -381,6 +381,8 @@ TEST_CASE("gbench: empty, missing, non-JSON and foreign files", "[gbench]") {
   auto object = write("object.json", R"({"context": {"library_build_type": "release"}, "results": [1, 2]})");
   auto array = write("array.json", R"([{"name": "BM_a", "real_time": 1}])");
   auto trailing = write("trailing.json", R"({"benchmarks": []} x)");
+  // Nested 10,000 deep: built whole and printed recursively, it overflowed the stack (ASan).
+  auto deep = write("deep.json", R"({"benchmarks": [)" + std::string(10000, '[') + std::string(10000, ']') + "]}");
   std::vector<Case> cases = {
       {k_data + "empty.json",
        k_data + "empty.json: the Google Benchmark JSON file is empty (did the benchmark binary stop early?)"},
@@ -393,6 +395,7 @@ TEST_CASE("gbench: empty, missing, non-JSON and foreign files", "[gbench]") {
                             "value - unexpected number literal; expected end of input"},
       {object, object + ": no \"benchmarks\" array: not Google Benchmark JSON output"},
       {array, array + ": no \"benchmarks\" array: not Google Benchmark JSON output"},
+      {deep, deep + ": values nested deeper than 64 levels: not Google Benchmark JSON output"},
       // Not at the end of the file: not called truncated.
       {trailing, trailing + ": not valid JSON at byte 20: parse error at line 1, column 20: syntax error while "
                             "parsing value - invalid literal; last read: '\"benchmarks\": []} x'; expected end of "
