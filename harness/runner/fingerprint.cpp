@@ -62,11 +62,6 @@ std::string field(const std::string& text, std::string_view key, char sep = ':')
 
 }  // namespace
 
-NpuInventory npus_from_npu_smi_info(const std::string& text) {
-  auto inv = sampling::npu_smi_inventory(text);
-  return {std::move(inv.models), std::move(inv.tool_version)};
-}
-
 const MachineProbe& real_machine() {
   static const RealMachine machine;
   return machine;
@@ -129,7 +124,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
     comparable["gpus"] = gpus;
   }
   if (auto out = m.run_tool({"npu-smi", "info"}, 10)) {
-    auto npus = npus_from_npu_smi_info(*out);
+    auto npus = sampling::npu_smi_inventory(*out);
     if (!npus.models.empty()) {
       comparable["npus"] = npus.models;
       comparable["npu_smi_version"] = npus.tool_version;

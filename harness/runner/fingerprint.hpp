@@ -47,13 +47,6 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts);
 // as "field: A -> B"; context fields (hostname, kernel, os) are left out.
 std::vector<std::string> fingerprint_differences(const std::string& a_json, const std::string& b_json);
 
-// NPU models, one per NPU row of `npu-smi info` ("910B2C"), and the tool's version.
-struct NpuInventory {
-  std::vector<std::string> models;
-  std::string tool_version;
-};
-NpuInventory npus_from_npu_smi_info(const std::string& text);
-
 // "node-a-017.cluster" -> "node-a": hosts of one pool share a class.
 std::string hostname_class(const std::string& hostname);
 std::string hostname();

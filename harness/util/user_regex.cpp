@@ -110,7 +110,9 @@ Expected<UserRegex> UserRegex::compile(std::string_view pattern) {
 
 bool UserRegex::search(std::string_view text, std::vector<std::string_view>& subs) const {
   const std::size_t n = m_names.size() + 1;
-  std::vector<re2::StringPiece> pieces(n);
+  // Called for every log line: the pieces' buffer is kept, not allocated per call.
+  thread_local std::vector<re2::StringPiece> pieces;
+  pieces.assign(n, re2::StringPiece());
   if (!m_re->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, pieces.data(),
                    static_cast<int>(n)))
     return false;

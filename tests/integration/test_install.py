@@ -48,9 +48,9 @@ class Installed(PerfgateTestCase):
         trials = run["trials"]
         self.assertEqual(len(trials), 12)
         self.assertTrue(all(t["status"] == "ok" for t in trials), trials)
-        # perfgate-sim reports its own path (argv[0] reaches its facts? no: the
-        # trial's logs hold what ran); the installed copy is the only one the
-        # prefix's perfgate can name.
+        # The prefix's perfgate names only the installed perfgate-sim (its folder
+        # holds no perfgate-sim, so {perfgate_libexec} is <prefix>/libexec/perfgate);
+        # the trials' logs are where the run was started, outside the checkout.
         self.assertTrue(all(str(elsewhere) in t["log_dir"] for t in trials))
         # --profile by name finds the installed profile, the suite being anywhere.
         suite = elsewhere / "mine.yaml"

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/runner/fingerprint.hpp"
+#include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/fake_machine.hpp"
 #include "tests/unit/support/paths.hpp"
 
@@ -15,13 +16,13 @@ TEST_CASE("npu-smi info table gives one model per NPU and the tool version", "[r
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();
-  auto inv = npus_from_npu_smi_info(ss.str());
+  auto inv = perfgate::sampling::npu_smi_inventory(ss.str());
   CHECK(inv.models == std::vector<std::string>{"910B2C", "910B2C"});
   CHECK(inv.tool_version == "23.0.2.1");
 }
 
 TEST_CASE("npu-smi output without a table yields nothing", "[runner]") {
-  auto inv = npus_from_npu_smi_info("dcmi module initialize failed. ret is -8005\n");
+  auto inv = perfgate::sampling::npu_smi_inventory("dcmi module initialize failed. ret is -8005\n");
   CHECK(inv.models.empty());
 }
 
