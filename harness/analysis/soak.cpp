@@ -298,15 +298,31 @@ double windows_median(const MetricTrend& m, double from, double to) {
   return v.empty() ? std::nan("") : stats::median(v);
 }
 
+// Whether a host step at st (of series m) still holds at time t > st.t_s:
+// the host's windows from its step up to t stay nearer its new level than
+// its old one.
+bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) {
+  const double level = windows_median(m, st.t_s, t);
+  if (!std::isfinite(level)) return false;
+  return std::fabs(level - st.after) < std::fabs(level - st.before);
+}
+
 // Whether the host moved near time t the way that would slow (sign > 0) or
 // speed up the workload: one of its series has a change point within
 // `near_s` of t large enough to matter (the probe 10 % slower, other
 // processes a quarter of a core busier, CPU pressure 10 points higher).
+// A workload does not always answer a host change in one step (a busier
+// machine slowed a soak's steps at once and again six seconds later, as
+// the hypervisor's share or the CPU's clock followed), so a host change
+// that still holds also explains a step up to three times `near_s` after it.
 // "" when none did, else one phrase saying which and how much.
 std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
-      if (std::fabs(st.t_s - t) > near_s) continue;
+      const double lag_s = t - st.t_s;
+      const bool near = std::fabs(lag_s) <= near_s;
+      const bool follows = lag_s > near_s && lag_s <= 3 * near_s && host_change_holds(m, st, t);
+      if (!near && !follows) continue;
       if (m.metric == k_host_probe_metric && st.before > 0) {
         // The probe's own noise is a few percent; a tenth is the machine.
         const double change = st.after / st.before - 1;

@@ -182,3 +182,61 @@ TEST_CASE("a short run's drift must change the level by 3 % to be a finding", "[
   analysis::analyse_series("step_time_ms", "ms", t2, s2, options(1), fs);
   CHECK(of_kind(fs, "drift").size() == 1);
 }
+
+namespace {
+
+// A 30 s trial with 1 s windows whose other processes' CPU steps from 8 to
+// 129 % of a core at 5 s and, if `back_at_s` is finite, returns to 8 % then;
+// and a step-time staircase found at `step_at_s`.
+analysis::TrialSoak busy_host_trial(double step_at_s, double back_at_s) {
+  analysis::TrialSoak trial;
+  trial.wall_s = 30;
+  analysis::MetricTrend host;
+  host.metric = std::string(analysis::k_host_other_cpu_metric);
+  for (int w = 0; w < 30; ++w) {
+    const double t = w + 0.5;
+    host.window_t.push_back(t);
+    host.window_median.push_back(t >= 5 && t < back_at_s ? 129 : 8);
+  }
+  host.steps.push_back({5, 8, 129, 1512, 0.001});
+  if (std::isfinite(back_at_s)) host.steps.push_back({back_at_s, 129, 8, -94, 0.001});
+  trial.metrics.push_back(host);
+  trial.findings.push_back(
+      {"staircase", "step_time_ms", 15.8, "%", "step_time_ms: a step of +15.8 %", {{step_at_s, 87, ""}}});
+  return trial;
+}
+
+}  // namespace
+
+TEST_CASE("a workload step that follows a host change that still holds is a host event", "[soak]") {
+  // near_s here is max(5 windows, 15 % of 30 s) = 5 s; the step comes 6 s
+  // after the host's (what a soak on this machine did once: the steps slowed
+  // at once and again six seconds later).
+  auto trial = busy_host_trial(11, INFINITY);
+  analysis::separate_host_events(trial, options(1));
+  CHECK(trial.findings.empty());
+  REQUIRE(trial.host_events.size() == 1);
+  CHECK_THAT(trial.host_events[0].summary, Catch::Contains("other processes' CPU went 8 -> 129 %"));
+}
+
+TEST_CASE("a host change that ended, or ended long ago, explains no later step", "[soak]") {
+  SECTION("the host went back to idle before the step") {
+    auto trial = busy_host_trial(11, 7);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.size() == 1);
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("the step comes more than three times the nearness after the host's") {
+    // 21 s after the host's step at 5 s, where 3 x 5 s reach to 20 s.
+    auto trial = busy_host_trial(26, INFINITY);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.size() == 1);
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("a step in the other direction is not the busy host's") {
+    auto trial = busy_host_trial(11, INFINITY);
+    trial.findings[0].value = -15.8;
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.size() == 1);
+  }
+}
