@@ -182,13 +182,18 @@ class SeriesAnalyzer {
     const auto& wmed = m_wmed;
     // A rate per hour extrapolates: in a short run a tenth of a MB looks like
     // MB/h. The change over the run itself must matter too: 1 MB and 1 % of
-    // the level for memory; 3 % for times and rates, because a shared
-    // host's level moves that much over seconds (a flat 12-second soak here
-    // drifted +2.4 %, a trend p of 0.0013). A day-long soak over the %/h
-    // threshold changes far more than that, so only short runs are spared.
+    // the level for memory. For times and rates, the change at the slope's
+    // confidence bound nearer zero must be at least a staircase step
+    // (staircase_pct), the smallest level shift that is a finding: a shared
+    // host's level moves several percent over seconds (flat 12-second soaks
+    // here drifted +2.4 %, trend p 0.0013, and +6.6 %, 95 % CI +3.5 to
+    // +9.5 %, trend p 0.0008, beside two busy loops). A day-long soak over
+    // the %/h threshold changes far more than that, so only short runs are
+    // spared.
     double span_h = (wt.back() - wt.front()) / 3600.0;
+    const double sure_slope = ts.low > 0 ? ts.low : ts.high < 0 ? -ts.high : 0;
     bool material = m_m.memory ? ts.slope * span_h >= std::max(1.0, 0.01 * std::fabs(level))
-                               : std::fabs(m_m.drift_pct_per_h * span_h) >= 3.0;
+                               : level != 0 && sure_slope * span_h / std::fabs(level) * 100 >= m_opt.staircase_pct;
     real = real && material;
     if (real && m_m.memory && ts.slope > m_opt.memory_mb_per_h) {
       findings.push_back(
