@@ -13,6 +13,7 @@
 #include "harness/model/params.hpp"
 #include "harness/stats/change_points.hpp"
 #include "harness/stats/descriptive.hpp"
+#include "harness/stats/stalls.hpp"
 #include "harness/stats/trend.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
@@ -167,8 +168,8 @@ class SeriesAnalyzer {
     if (m_wmed.size() < 3) return;
     std::vector<double> hours(m_wt.size());
     for (std::size_t k = 0; k < m_wt.size(); ++k) hours[k] = m_wt[k] / 3600.0;
-    // Window medians are few (4,320 in 72 h at 60 s): every pair, exact and faster than subsampling.
-    auto ts = stats::theil_sen(hours, m_wmed, 0.95, std::numeric_limits<std::size_t>::max());
+    // Over window medians (4,320 in 72 h at 60 s), not steps, whose noise is autocorrelated.
+    auto ts = stats::theil_sen(hours, m_wmed);
     m_m.slope_per_h = ts.slope;
     m_m.slope_low_per_h = ts.low;
     m_m.slope_high_per_h = ts.high;

@@ -158,7 +158,7 @@ void TrialCollector::close_window(double t_s) {
   // A drift from a few windows is noise extrapolated to an hour: shown from
   // ten windows on.
   if (m_window_medians.size() >= k_min_drift_windows && p.first_window_value != 0) {
-    auto slope = stats::theil_sen(m_window_t, m_window_medians, 0.95, std::numeric_limits<std::size_t>::max());
+    auto slope = stats::theil_sen(m_window_t, m_window_medians);
     p.drift_pct_per_h = slope.slope * 3600.0 / p.first_window_value * 100.0;
   }
   for (const auto& [k, v] : m_latest_sampled) p.sampled.emplace_back(k, v);

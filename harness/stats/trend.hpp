@@ -1,6 +1,6 @@
 #pragma once
-// Trends and anomalies in long series (soak runs): how fast a metric drifts,
-// whether the drift is real, and which points stand out. Pure functions over
+// Trends in long series (soak runs): how fast a metric drifts and whether
+// the drift is real (stalls: stats/stalls.hpp). Pure functions over
 // spans; x is time (seconds), y the value. NaN inputs are the caller's to remove.
 
 #include <cstddef>
@@ -19,11 +19,10 @@ struct SlopeEstimate {
 // Theil-Sen slope (Theil 1950, Sen 1968) with Sen's distribution-free
 // interval from the normal approximation of Kendall's S (tie-corrected), as
 // scipy.stats.theilslopes(y, x, alpha=level, method='joint') computes it.
-// Pairs with equal x are skipped. For large n the pairwise slopes are
-// subsampled deterministically (`max_pairs`), so a 72-hour series of 1 Hz
-// samples stays cheap.
-SlopeEstimate theil_sen(std::span<const double> x, std::span<const double> y, double level = 0.95,
-                        std::size_t max_pairs = 2'000'000);
+// Pairs with equal x are skipped. The median and the interval bounds are
+// selected exactly from the n(n-1)/2 slopes without materialising them
+// (stats/pairwise_slopes): O(n log n) expected time, O(n) memory.
+SlopeEstimate theil_sen(std::span<const double> x, std::span<const double> y, double level = 0.95);
 
 struct TrendTest {
   double s = 0;        // Kendall's S: concordant minus discordant pairs over time
@@ -37,19 +36,5 @@ struct TrendTest {
 // S and tau are scipy.stats.kendalltau(range(n), y)'s; its asymptotic p lacks
 // the continuity correction, so it is slightly smaller than this one.
 TrendTest mann_kendall(std::span<const double> y);
-
-struct Stall {
-  std::size_t index = 0;  // position in the series
-  double value = 0;
-  double baseline = 0;  // rolling median around it
-  double ratio = 0;     // value / baseline
-};
-
-// Points far above their rolling median (a window of `window` points
-// centred on each): value > factor * median and value - median > mad_k *
-// MAD-scale of the window. Steps that stall for a checkpoint, a GC pause, a
-// collective timeout.
-std::vector<Stall> find_stalls(std::span<const double> y, std::size_t window = 51, double factor = 3.0,
-                               double mad_k = 6.0);
 
 }  // namespace perfgate::stats

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "harness/analysis/soak.hpp"
-#include "harness/stats/trend.hpp"
+#include "harness/stats/stalls.hpp"
 
 using namespace perfgate;
 using analysis::Finding;

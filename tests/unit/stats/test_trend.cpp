@@ -28,7 +28,6 @@ using namespace perfgate::stats;
 namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
-constexpr std::size_t k_all_pairs = std::numeric_limits<std::size_t>::max();
 
 nlohmann::json load_reference(const std::string& name) {
   std::ifstream in(perfgate::test::data_dir() + "/stats/" + name);
@@ -125,9 +124,8 @@ TEST_CASE("Theil-Sen slope, intercept and interval against SciPy 1.10", "[stats]
     const auto x = doubles(c.at("x"));
     const auto y = doubles(c.at("y"));
     const double level = c.at("level");
-    const bool default_is_exact = c.at("exact_max_pairs");
     INFO(c.at("name").get<std::string>() << " n=" << x.size() << " level=" << level);
-    const auto r = default_is_exact ? theil_sen(x, y, level) : theil_sen(x, y, level, k_all_pairs);
+    const auto r = theil_sen(x, y, level);
     CHECK(r.n == x.size());
     CHECK(close(r.slope, number_or_nan(c.at("slope"))));
     CHECK(close(r.intercept, number_or_nan(c.at("intercept"))));
@@ -189,7 +187,7 @@ TEST_CASE("Theil-Sen exact selection equals sorting every slope", "[stats]") {
     }
     for (double level : {0.95, 0.8}) {
       INFO(name << " n=" << n << " level=" << level);
-      check_identical(theil_sen(x, y, level, k_all_pairs), brute_theil_sen(x, y, level), shape.rel);
+      check_identical(theil_sen(x, y, level), brute_theil_sen(x, y, level), shape.rel);
     }
   }
 }
@@ -201,11 +199,12 @@ TEST_CASE("Theil-Sen exact at 5,000 points equals sorting 12.5 M slopes", "[stat
     x[i] = static_cast<double>(i) * 0.05;
     y[i] = 80 + 0.4 * x[i] + 3 * std_normal(gen) + (i % 97 == 0 ? 30 : 0);
   }
-  check_identical(theil_sen(x, y, 0.95, k_all_pairs), brute_theil_sen(x, y));
+  check_identical(theil_sen(x, y, 0.95), brute_theil_sen(x, y));
 }
 
-TEST_CASE("Theil-Sen subsample at 200k points stays within 1 % and covers the truth", "[stats]") {
-  // 200,000 points have 2e10 pairs: the default max_pairs (2e6) subsamples.
+TEST_CASE("Theil-Sen at 200k points stays within 1 % and covers the truth", "[stats]") {
+  // 200,000 points have 2e10 pairs, all of them ranked exactly without
+  // being materialised (a 72-hour series of 1 Hz samples).
   constexpr double truth = 2e-4;
   std::mt19937_64 gen(11);
   const std::size_t n = 200'000;
@@ -223,35 +222,11 @@ TEST_CASE("Theil-Sen subsample at 200k points stays within 1 % and covers the tr
   CHECK(r.low < r.slope);
   CHECK(r.slope < r.high);
   CHECK(std::fabs(r.intercept - 100) < 0.1);
-  // Deterministic: the subsample does not change between calls.
+  // Deterministic: the selection's samples do not change between calls.
   const auto again = theil_sen(x, y);
   CHECK(again.slope == r.slope);
   CHECK(again.low == r.low);
   CHECK(again.high == r.high);
-}
-
-TEST_CASE("Theil-Sen subsample agrees with the exact estimate", "[stats]") {
-  // 5,000 points: 12.5 M pairs, so the default subsamples 2 M of them. The
-  // subsample's median is within a small part of the exact interval, and its
-  // (widened) interval contains the exact slope.
-  std::mt19937_64 gen(3);
-  std::vector<double> x(5000), y(5000);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = static_cast<double>(i);
-    y[i] = 10 + 0.001 * x[i] + std_normal(gen);
-  }
-  const auto exact = theil_sen(x, y, 0.95, k_all_pairs);
-  const auto sub = theil_sen(x, y);
-  const double half_width = (exact.high - exact.low) / 2;
-  CHECK(std::fabs(sub.slope - exact.slope) < 0.1 * half_width);
-  CHECK(sub.low <= exact.slope);
-  CHECK(exact.slope <= sub.high);
-  CHECK(sub.high - sub.low >= exact.high - exact.low);
-  CHECK(sub.high - sub.low < 1.3 * (exact.high - exact.low));
-  // A tiny subsample still gives a finite, ordered answer.
-  const auto tiny = theil_sen(x, y, 0.95, 50);
-  CHECK(tiny.low <= tiny.slope);
-  CHECK(tiny.slope <= tiny.high);
 }
 
 TEST_CASE("Theil-Sen degenerate inputs", "[stats]") {
@@ -283,10 +258,6 @@ TEST_CASE("Theil-Sen degenerate inputs", "[stats]") {
   CHECK(r.low == 0);
   CHECK(r.high == 0);
   CHECK(r.intercept == 2.5);
-  r = theil_sen(t, flat, 0.95, 1000);  // subsampled
-  CHECK(r.slope == 0);
-  CHECK(r.low == 0);
-  CHECK(r.high == 0);
   // Two points: one slope, which is also its own interval.
   r = theil_sen(std::vector<double>{0, 2}, std::vector<double>{1, 5});
   CHECK(r.slope == 2);
@@ -315,9 +286,6 @@ TEST_CASE("Theil-Sen degenerate inputs", "[stats]") {
   const auto full = theil_sen(tt, noisy, 1.0);  // every slope: the interval is the range
   CHECK(full.low < a.low);
   CHECK(full.high > a.high);
-  // max_pairs 0 still samples one pair rather than dividing by zero.
-  const auto zero = theil_sen(tt, noisy, 0.95, 0);
-  CHECK(std::isfinite(zero.slope));
 }
 
 // ---- Mann-Kendall ---------------------------------------------------------------------------------
@@ -379,158 +347,4 @@ TEST_CASE("Mann-Kendall degenerate inputs", "[stats]") {
   const double inf = std::numeric_limits<double>::infinity();
   const auto s = mann_kendall(std::vector<double>{-inf, 1, 2, inf, inf});
   CHECK(s.s == 9);  // 10 pairs, one tied
-}
-
-// ---- stalls ---------------------------------------------------------------------------------------
-
-namespace {
-
-// find_stalls the slow way: sort each window.
-std::vector<Stall> brute_stalls(const std::vector<double>& y, std::size_t window, double factor, double mad_k) {
-  std::vector<Stall> out;
-  const std::size_t h = window / 2, w = 2 * h + 1, n = y.size();
-  if (h == 0 || n < w) return out;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t start = std::min(i > h ? i - h : 0, n - w);
-    std::vector<double> win(y.begin() + static_cast<std::ptrdiff_t>(start),
-                            y.begin() + static_cast<std::ptrdiff_t>(start + w));
-    std::sort(win.begin(), win.end());
-    const double med = win[h];
-    std::vector<double> dev(w);
-    for (std::size_t k = 0; k < w; ++k) dev[k] = std::fabs(win[k] - med);
-    std::sort(dev.begin(), dev.end());
-    const double mad = dev[h];
-    if (med > 0 && y[i] > factor * med && y[i] - med > mad_k * 1.482602218505602 * mad)
-      out.push_back({i, y[i], med, y[i] / med});
-  }
-  return out;
-}
-
-std::vector<double> flat_noisy(std::mt19937_64& gen, std::size_t n, double level = 100, double sd = 2) {
-  std::vector<double> y(n);
-  for (double& v : y) v = level + sd * std_normal(gen);
-  return y;
-}
-
-}  // namespace
-
-TEST_CASE("find_stalls finds injected 10x spikes and nothing else", "[stats]") {
-  std::mt19937_64 gen(9);
-  auto y = flat_noisy(gen, 20'000);
-  const std::vector<std::size_t> spikes = {137, 4'000, 4'003, 12'345, 19'000};  // two close together
-  for (std::size_t i : spikes) y[i] *= 10;
-  const auto stalls = find_stalls(y);
-  REQUIRE(stalls.size() == spikes.size());
-  for (std::size_t k = 0; k < spikes.size(); ++k) {
-    INFO("spike " << spikes[k]);
-    CHECK(stalls[k].index == spikes[k]);
-    CHECK(stalls[k].value == y[spikes[k]]);
-    CHECK(stalls[k].ratio == stalls[k].value / stalls[k].baseline);
-    CHECK(stalls[k].ratio == Approx(10).epsilon(0.1));
-    CHECK(stalls[k].baseline == Approx(100).epsilon(0.05));
-  }
-}
-
-TEST_CASE("find_stalls follows a level shift instead of flagging the new level", "[stats]") {
-  // A staircase of 4x steps (above factor 3): a trailing baseline would call
-  // every point after a step a stall, a centred median switches with the majority.
-  std::mt19937_64 gen(10);
-  std::vector<double> y;
-  for (double level : {100.0, 400.0, 1600.0, 400.0})
-    for (double v : flat_noisy(gen, 1'000, level, level * 0.02)) y.push_back(v);
-  CHECK(find_stalls(y).empty());
-  // A spike on the upper level is still found, measured against that level.
-  y[2'500] = 16'000;
-  const auto stalls = find_stalls(y);
-  REQUIRE(stalls.size() == 1);
-  CHECK(stalls[0].index == 2'500);
-  CHECK(stalls[0].baseline == Approx(1600).epsilon(0.05));
-}
-
-TEST_CASE("find_stalls handles the first and last half window", "[stats]") {
-  std::mt19937_64 gen(12);
-  auto y = flat_noisy(gen, 500);
-  const std::vector<std::size_t> spikes = {0, 1, 24, 25, 26, 473, 474, 475, 498, 499};
-  for (std::size_t i : spikes) y[i] *= 8;
-  const auto stalls = find_stalls(y);
-  REQUIRE(stalls.size() == spikes.size());
-  for (std::size_t k = 0; k < spikes.size(); ++k) CHECK(stalls[k].index == spikes[k]);
-  // Exactly one window's worth of points: every point shares it.
-  std::vector<double> w51(y.begin() + 100, y.begin() + 151);
-  w51[0] = w51[50] = 1000;
-  const auto one_window = find_stalls(w51);
-  REQUIRE(one_window.size() == 2);
-  CHECK(one_window[0].index == 0);
-  CHECK(one_window[1].index == 50);
-}
-
-TEST_CASE("find_stalls on empty, short and odd inputs", "[stats]") {
-  const std::vector<double> empty, short_series(50, 1.0);
-  CHECK(find_stalls(empty).empty());
-  CHECK(find_stalls(short_series).empty());  // fewer points than the window
-  std::vector<double> spiky(30, 1.0);
-  spiky[10] = 100;
-  CHECK(find_stalls(spiky).empty());
-  CHECK(find_stalls(spiky, 2).empty() == false);  // window 2 centres as 3 points
-  CHECK(find_stalls(spiky, 1).empty());           // a window of one point has no baseline
-  CHECK(find_stalls(spiky, 0).empty());
-  // Even windows grow by one to stay centred.
-  CHECK(find_stalls(spiky, 30).empty());  // 31 > 30 points
-  CHECK(find_stalls(spiky, 29).size() == 1);
-  // No positive baseline: no ratio, nothing reported.
-  std::vector<double> zeros(100, 0.0);
-  zeros[50] = 5;
-  CHECK(find_stalls(zeros).empty());
-  std::vector<double> negative(100, -1.0);
-  negative[50] = 5;
-  CHECK(find_stalls(negative).empty());
-  // NaN is the caller's to remove: nothing, not a crash.
-  spiky[3] = k_nan;
-  CHECK(find_stalls(spiky, 5).empty());
-}
-
-TEST_CASE("find_stalls needs both the ratio and the MAD criterion", "[stats]") {
-  // Values spread evenly over [1, 9] (a golden-ratio sequence, so every
-  // window looks alike): the median is ~5 and the MAD ~2, so 18 is over 3x the
-  // median but within 6 MAD-scaled deviations (~17.8); 40 is beyond both.
-  std::vector<double> y(2'000);
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    const double g = static_cast<double>(i) * 0.6180339887498949;
-    y[i] = 1 + 8 * (g - std::floor(g));
-  }
-  y[500] = 18;
-  y[1500] = 40;
-  const auto stalls = find_stalls(y);
-  REQUIRE(stalls.size() == 1);
-  CHECK(stalls[0].index == 1500);
-  // A looser MAD criterion admits the first.
-  CHECK(find_stalls(y, 51, 3.0, 2.0).size() == 2);
-}
-
-TEST_CASE("find_stalls equals sorting every window", "[stats]") {
-  std::mt19937_64 gen(14);
-  for (std::size_t window : {3, 4, 11, 51, 200}) {
-    for (int shape = 0; shape < 3; ++shape) {
-      std::vector<double> y(3'000);
-      for (std::size_t i = 0; i < y.size(); ++i) {
-        const double u = uniform01(gen);
-        if (shape == 0) y[i] = 10 + std_normal(gen);                                       // continuous
-        if (shape == 1) y[i] = std::floor(1 + 3 * u);                                      // heavy ties, MAD often 0
-        if (shape == 2) y[i] = static_cast<double>(i / 700 + 1) * 10 + std::floor(u * 4);  // steps and ties
-        if (uniform01(gen) < 0.01) y[i] *= 5 + 20 * uniform01(gen);                        // spikes
-      }
-      for (double mad_k : {0.0, 6.0}) {
-        INFO("window=" << window << " shape=" << shape << " mad_k=" << mad_k);
-        const auto got = find_stalls(y, window, 3.0, mad_k);
-        const auto want = brute_stalls(y, window, 3.0, mad_k);
-        REQUIRE(got.size() == want.size());
-        for (std::size_t k = 0; k < got.size(); ++k) {
-          CHECK(got[k].index == want[k].index);
-          CHECK(got[k].baseline == want[k].baseline);
-          CHECK(got[k].ratio == want[k].ratio);
-        }
-        if (shape == 0 && mad_k == 6.0) CHECK(!got.empty());
-      }
-    }
-  }
 }
