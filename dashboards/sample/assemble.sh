@@ -9,7 +9,7 @@ src=$(dirname "$here")
 dyg=${DYGRAPHS_DIR:-/usr/share/javascript/dygraphs}
 mkdir -p "$out/assets" "$out/data"
 cp "$src/index.html" "$out/index.html"
-cp "$src/dashboard.js" "$src/dashboard.css" "$out/assets/"
+cp "$src"/pg-*.js "$src/dashboard.css" "$out/assets/"
 cp "$dyg/dygraph.min.js" "$dyg/dygraph.min.css" "$out/assets/"
 rm -f "$out"/data/*.js
 # The sample data is generated (deterministically), not kept in git.

@@ -10,7 +10,7 @@
 namespace perfgate::report {
 
 struct Asset {
-  std::string_view path;  // relative to the output directory: "index.html", "assets/dashboard.js"
+  std::string_view path;  // relative to the output directory: "index.html", "assets/pg-core.js"
   std::string_view bytes;
 };
 

@@ -172,7 +172,9 @@ workloads:
         index = (self.out / "index.html").read_text()
         for ref in re.findall(r'(?:src|href)="([^"]+)"', index):
             self.assertFalse(re.match(r"^[a-z]+://", ref), f"index.html loads {ref}")
-        for f in ("assets/dygraph.min.js", "assets/dashboard.js", "assets/dashboard.css", "data/index.js"):
+        scripts = re.findall(r'<script src="(assets/[^"]+)"', index)
+        self.assertIn("assets/pg-main.js", scripts)
+        for f in (*scripts, "assets/dashboard.css", "data/index.js"):
             self.assertTrue((self.out / f).is_file(), f)
         runs = json.loads(self.perfgate("runs", "--format", "json").stdout)
         ids = {r["tags"][0] if r["tags"] else r["suite"]: r["id"] for r in runs}

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -90,14 +92,26 @@ TEST_CASE("anchors and URL components of the dashboard", "[report][dashboard]") 
 TEST_CASE("the embedded assets are the page, its code and Dygraphs", "[report][dashboard]") {
   std::map<std::string, std::size_t> sizes;
   for (const auto& a : report::dashboard_assets()) sizes[std::string(a.path)] = a.bytes.size();
-  for (const char* want : {"index.html", "assets/dashboard.js", "assets/dashboard.css", "assets/dygraph.min.js",
-                           "assets/dygraph.min.css"}) {
+  for (const char* want : {"index.html", "assets/pg-core.js", "assets/pg-main.js", "assets/dashboard.css",
+                           "assets/dygraph.min.js", "assets/dygraph.min.css"}) {
     INFO(want);
     REQUIRE(sizes.count(want));
     CHECK(sizes[want] > 100);
   }
+  // index.html loads every embedded script of the app, and nothing else of assets/.
+  std::string index;
   for (const auto& a : report::dashboard_assets())
-    if (a.path == "index.html") CHECK(a.bytes.find("assets/dashboard.js") != std::string_view::npos);
+    if (a.path == "index.html") index = std::string(a.bytes);
+  std::set<std::string> loaded;
+  for (auto at = index.find("src=\"assets/"); at != std::string::npos; at = index.find("src=\"assets/", at + 1)) {
+    const auto start = at + 5, end = index.find('"', start);
+    loaded.insert(index.substr(start, end - start));
+  }
+  std::set<std::string> scripts;
+  for (const auto& [path, _] : sizes)
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".js") == 0) scripts.insert(path);
+  CHECK(loaded == scripts);
+  CHECK(scripts.size() >= 10);
 }
 
 TEST_CASE("the dashboard's data files hold runs, trends and escaped-safe strings", "[report][dashboard]") {
