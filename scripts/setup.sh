@@ -8,6 +8,7 @@ packages=(
   # toolchain
   g++ cmake make pkg-config git
   dpkg-dev                 # cpack: dpkg-shlibdeps names the .deb's runtime dependencies
+  file                     # cpack: CPackDeb reads binaries with file(1) before dpkg-shlibdeps
   ccache                   # compiler cache: a second build, or a fresh clone, recompiles only what changed
   clang-format-14          # scripts/test.sh checks every C++ file is formatted (.clang-format)
   # libraries (each used by one harness module, see docs/design.md)
