@@ -53,9 +53,16 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> k_nonfini
 }};
 constexpr std::size_t k_max_token_chars = 9;  // "-Infinity"
 
+// The JSON parser holds a whole token (a string, a number) in memory and copies it into its error: a file cut
+// inside a string of a gigabyte took five times that. Google Benchmark's tokens are names, labels and numbers;
+// a longer one ends the input there, and the reader says why.
+constexpr std::size_t k_max_token_bytes = 1 << 20;
+
 class NonFiniteRewriter final : public std::streambuf {
  public:
   explicit NonFiniteRewriter(std::streambuf& src) : m_src(src) {}
+  // The byte offset (from 1) where a token grew past k_max_token_bytes; 0 when none did.
+  std::uint64_t long_token_at() const { return m_long_token_at; }
 
  protected:
   int_type underflow() override {
@@ -75,6 +82,19 @@ class NonFiniteRewriter final : public std::streambuf {
     std::size_t i = 0;
     for (; i < n; ++i) {
       char c = m_buf[i];
+      const bool separator = !m_in_string && (c == '{' || c == '}' || c == '[' || c == ']' || c == ',' || c == ':' ||
+                                              c == ' ' || c == '\n' || c == '\r' || c == '\t');
+      m_token_bytes = separator ? 0 : m_token_bytes + 1;
+      if (m_token_bytes > k_max_token_bytes) {
+        // Everything before the token is read; the parser then meets the end of the input.
+        m_long_token_at = m_delivered + i + 1;
+        m_eof = true;
+        m_held = 0;
+        if (i == 0) return traits_type::eof();
+        setg(m_buf.data(), m_buf.data(), m_buf.data() + i);
+        m_delivered += i;
+        return traits_type::to_int_type(m_buf[0]);
+      }
       if (m_in_string) {
         if (m_escaped)
           m_escaped = false;
@@ -90,7 +110,10 @@ class NonFiniteRewriter final : public std::streambuf {
       }
       if (c != 'N' && c != 'I' && c != '-') continue;
       // The buffer is full unless at the end of the file, so i > 0 here and progress is made.
-      if (!m_eof && n - i < k_max_token_chars) break;
+      if (!m_eof && n - i < k_max_token_chars) {
+        --m_token_bytes;  // byte i is read again with the next chunk
+        break;
+      }
       std::string_view rest(m_buf.data() + i, n - i);
       for (auto [token, marker] : k_nonfinite) {
         if (!rest.starts_with(token)) continue;
@@ -102,6 +125,7 @@ class NonFiniteRewriter final : public std::streambuf {
     m_held_from = i;
     m_held = n - i;
     setg(m_buf.data(), m_buf.data(), m_buf.data() + i);
+    m_delivered += i;
     return traits_type::to_int_type(m_buf[0]);
   }
 
@@ -110,6 +134,9 @@ class NonFiniteRewriter final : public std::streambuf {
   std::array<char, 64 * 1024> m_buf{};
   std::size_t m_held_from = 0, m_held = 0;
   bool m_eof = false, m_in_string = false, m_escaped = false;
+  std::uint64_t m_delivered = 0;  // bytes handed to the parser before this chunk
+  std::size_t m_token_bytes = 0;  // of the token being read so far
+  std::uint64_t m_long_token_at = 0;
 };
 
 // A number, or a rewritten non-finite token; nullopt for anything else.
@@ -208,12 +235,14 @@ class GbenchParser final : public OutputParser {
     try {
       read_file();
     } catch (const std::exception& e) {  // out of memory and the like: report, never throw out of the trial
-      bad(LineSource::File, 0, fmt::format("{}: cannot read: {}", m_path, e.what()), m_path);
+      bad(LineSource::File, 0,
+          fmt::format("{}: cannot read: {}", m_path, std::string_view(e.what()).substr(0, k_max_error_chars)), m_path);
     }
     try {
       flush_aggregates();
     } catch (const std::exception& e) {
-      bad(LineSource::File, 0, fmt::format("{}: cannot read: {}", m_path, e.what()), m_path);
+      bad(LineSource::File, 0,
+          fmt::format("{}: cannot read: {}", m_path, std::string_view(e.what()).substr(0, k_max_error_chars)), m_path);
     }
   }
 
@@ -258,7 +287,19 @@ class GbenchParser final : public OutputParser {
           LineSource::File, 0,
           fmt::format("{}: values nested deeper than {} levels: not Google Benchmark JSON output", m_path, k_max_depth),
           m_path);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+      if (rewriter.long_token_at() != 0)
+        return bad(LineSource::File, 0,
+                   fmt::format("{}: a string or number longer than {} MiB at byte {}: not Google Benchmark JSON "
+                               "output (what was read before it is kept)",
+                               m_path, k_max_token_bytes >> 20, rewriter.long_token_at()),
+                   m_path);
+      const auto* parse_error = dynamic_cast<const json::parse_error*>(&e);
+      if (parse_error == nullptr)  // a number too large for a double, and the like
+        return bad(
+            LineSource::File, 0,
+            fmt::format("{}: not valid JSON: {}", m_path, std::string_view(e.what()).substr(0, k_max_error_chars)),
+            m_path);
       // Entries read before the error have been handed on already; only the rest of the file is lost.
       std::string_view what = e.what();
       if (auto p = what.find("] "); p != std::string_view::npos) what.remove_prefix(p + 2);
@@ -268,9 +309,9 @@ class GbenchParser final : public OutputParser {
       // The parser stopped only after the last byte: the file is cut, not garbled.
       std::error_code size_ec;
       auto size_bytes = std::filesystem::file_size(m_path, size_ec);
-      bool cut = !size_ec && e.byte > size_bytes;
+      bool cut = !size_ec && parse_error->byte > size_bytes;
       return bad(LineSource::File, 0,
-                 fmt::format("{}: not valid JSON at byte {}{}: {}", m_path, e.byte,
+                 fmt::format("{}: not valid JSON at byte {}{}: {}", m_path, parse_error->byte,
                              cut ? " (the file ends early: was the benchmark binary stopped?)" : "", shown),
                  m_path);
     }

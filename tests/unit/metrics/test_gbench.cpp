@@ -366,6 +366,43 @@ TEST_CASE("gbench: a truncated file keeps the entries before the cut", "[gbench]
                     path, size + 1));
 }
 
+TEST_CASE("gbench: a string or number over 1 MiB ends the file there, the entries before it kept", "[gbench]") {
+  // The JSON parser would hold such a token whole and copy it into its error
+  // (a file cut inside a 200 MB string took 1.1 GB); the reader stops at 1 MiB.
+  test::TempDir dir("gbench");
+  const std::string entry = R"({"name": "BM_a", "run_type": "iteration", "repetition_index": 0, )"
+                            R"("real_time": 2.0, "cpu_time": 1.0, "time_unit": "ns"})";
+  const std::string head = R"({"benchmarks": [)" + entry + ", ";
+  for (bool in_string : {true, false}) {
+    INFO((in_string ? "a string" : "a number"));
+    const std::string token = in_string ? "\"" + std::string(3 << 20, 'a') : std::string(3 << 20, '7');
+    const std::string text = head + R"({"name": "BM_b", "real_time": )" + token;  // cut, as a stopped binary leaves it
+    auto path = dir / "long.json";
+    test::write_file(path, text);
+    Parsed p(path.string());
+    REQUIRE(p.sink.steps.size() == 1);
+    CHECK(p.sink.steps[0].values.at("BM_a.real_time_ns") == 2.0);
+    REQUIRE(p.parser->malformed_count() == 1);
+    const auto at = head.size() + std::string(R"({"name": "BM_b", "real_time": )").size() + (1 << 20) + 1;
+    CHECK(p.parser->malformed()[0].reason ==
+          fmt::format("{}: a string or number longer than 1 MiB at byte {}: not Google Benchmark JSON output (what "
+                      "was read before it is kept)",
+                      path.string(), at));
+  }
+  SECTION("a token just under the limit is read") {
+    const std::string label(1000000, 'x');
+    const std::string text = R"({"benchmarks": [{"name": "BM_c", "run_type": "iteration", "repetition_index": 0, )"
+                             R"("real_time": 3.0, "cpu_time": 1.0, "time_unit": "ns", "label": ")" +
+                             label + R"("}]})";
+    auto path = dir / "label.json";
+    test::write_file(path, text);
+    Parsed p(path.string());
+    CHECK(p.parser->malformed_count() == 0);
+    REQUIRE(p.sink.steps.size() == 1);
+    CHECK(p.sink.steps[0].values.at("BM_c.real_time_ns") == 3.0);
+  }
+}
+
 TEST_CASE("gbench: empty, missing, non-JSON and foreign files", "[gbench]") {
   test::TempDir dir("gbench");
   struct Case {

@@ -249,6 +249,18 @@ TEST_CASE("npu-smi sampler: missing binary, failure, unreadable output", "[sampl
     CHECK_THAT(r.error().message, Catch::Contains("`npu-smi info`") &&
                                       Catch::Contains("first line: 'dcmi module initialize failed. ret is -8005'"));
   }
+  SECTION("prints forever") {
+    // A table row without end, as a wedged driver tool might: the sample keeps
+    // at most 1 MiB, ends at the tool's 5 s timeout, and says so.
+    write_script(tmp / "npu-smi", "exec yes '| 0     910B3     | OK  | 93.7  45  0 / 0 |'\n");
+    ScopedEnv path("PATH", path_with(tmp.str()));
+    const auto started = std::chrono::steady_clock::now();
+    auto r = sampler->sample(::getpid());
+    const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("`npu-smi info` failed") && Catch::Contains("within 5 s"));
+    CHECK(took_s < 30);  // bounded by the timeout (and its kill), not by the output
+  }
 }
 
 TEST_CASE("nvidia-smi sampler reads the fake nvidia-smi", "[sampling]") {
