@@ -135,3 +135,28 @@ function ring(ctx, x, y, colour, r = 6) {
   ctx.stroke();
   ctx.restore();
 }
+
+// The options every chart shares (its legend in its card, small axis labels,
+// escaped y-axis numbers), under the chart's own; `own.axes.y` may add to the y axis.
+function chartOptions(c, legendFormatter, own) {
+  const y = { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) };
+  const axes = Object.assign({}, own.axes, { y: Object.assign(y, own.axes && own.axes.y) });
+  return Object.assign(
+    { labelsDiv: c.legend, legend: 'always', legendFormatter, axisLabelFontSize: 11, yAxisLabelWidth: 58, gridLineColor: '#e7ebef' },
+    own,
+    { axes },
+  );
+}
+
+// A page's draw(): every pending chart (drawOne returns whether it drew), or,
+// without Dygraph, one error placed by showError.
+function drawPending(pending, showError, drawOne) {
+  if (!pending.length) return 0;
+  if (!haveDygraph()) {
+    showError(message('error', 'assets/dygraph.min.js is missing; charts cannot be drawn.'));
+    return 0;
+  }
+  let n = 0;
+  for (const p of pending) if (drawOne(...p)) n++;
+  return n;
+}

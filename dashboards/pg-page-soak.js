@@ -97,16 +97,7 @@ async function pageSoak(r, index) {
   if (skipped) {
     view.insertBefore(message('warn', `${skipped} more series not drawn (at most ${MAX_CHARTS} charts at once): choose a single trial above.`), view.children[3] || null);
   }
-  const draw = () => {
-    if (!pending.length) return 0;
-    if (!haveDygraph()) {
-      view.prepend(message('error', 'assets/dygraph.min.js is missing; charts cannot be drawn.'));
-      return 0;
-    }
-    let n = 0;
-    for (const [t, s, c] of pending) if (soakChart(t, s, c)) n++;
-    return n;
-  };
+  const draw = () => drawPending(pending, (m) => view.prepend(m), soakChart);
   return { name: 'soak', node: view, draw };
 }
 
@@ -141,22 +132,15 @@ function soakChart(trial, s, c) {
     return legendFragment(parts);
   };
 
-  const g = new Dygraph(c.chart, rows, {
+  const g = new Dygraph(c.chart, rows, chartOptions(c, legendFormatter, {
     labels: drift ? ['t', 'value', 'drift'] : ['t', 'value'],
     colors: drift ? ['#1f6feb', '#b7791f'] : ['#1f6feb'],
     strokeWidth: 1,
     series: { drift: { strokeWidth: 2, strokePattern: [7, 4], highlightCircleSize: 0 } },
-    labelsDiv: c.legend,
-    legend: 'always',
-    legendFormatter,
-    axisLabelFontSize: 11,
-    yAxisLabelWidth: 58,
-    gridLineColor: '#e7ebef',
     dateWindow: [0, tMax > 0 ? tMax : 1],
     valueRange: paddedRange(rows.map((x) => x[1]).concat(stallEv.map((e) => e.value))),
     axes: {
       x: { ticker: hmsTicker, axisLabelFormatter: (v) => esc(fmtHms(v)), valueFormatter: (v) => esc(fmtHms(v)) },
-      y: { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) },
     },
     underlayCallback: (ctx, area, dg) => {
       for (const st of s.steps || []) {
@@ -168,7 +152,7 @@ function soakChart(trial, s, c) {
         if (isNum(ev.t) && isNum(ev.value)) ring(ctx, dg.toDomXCoord(ev.t), dg.toDomYCoord(ev.value), '#9a6700', 4);
       }
     },
-  });
+  }));
   charts.push(g);
   return true;
 }

@@ -121,16 +121,7 @@ async function pageTrend(r, index) {
     view.append(more);
   }
 
-  const draw = () => {
-    if (!pending.length) return 0;
-    if (!haveDygraph()) {
-      grid.before(message('error', 'assets/dygraph.min.js is missing; charts cannot be drawn.'));
-      return 0;
-    }
-    let n = 0;
-    for (const [s, c] of pending) if (overlay ? overlayChart(s, c) : trendChart(s, c)) n++;
-    return n;
-  };
+  const draw = () => drawPending(pending, (m) => grid.before(m), overlay ? overlayChart : trendChart);
   return { name: 'trend', node: view, draw };
 }
 
@@ -175,7 +166,7 @@ function overlayChart(list, c) {
     const vals = (d.series || []).filter((x) => isNum(x.y)).map((x) => [x.label, `${fmtNum(x.y)}${unit}`]);
     return legendFragment([fmtTime(t), ['run', `#${id}`], ['commit', shortCommit(commit)], ...vals]);
   };
-  const g = new Dygraph(c.chart, rows, {
+  const g = new Dygraph(c.chart, rows, chartOptions(c, legendFormatter, {
     labels: ['run', ...list.map((s) => str(s.label))],
     colors: list.map((_, i) => OVERLAY_COLOURS[i % OVERLAY_COLOURS.length]),
     connectSeparatedPoints: true,
@@ -186,21 +177,14 @@ function overlayChart(list, c) {
     dateWindow: rows.length < 2 ? [-1, 1] : null,
     xRangePad: 10,
     valueRange: paddedRange(rows.flatMap((r) => r.slice(1))),
-    labelsDiv: c.legend,
-    legend: 'always',
-    legendFormatter,
-    axisLabelFontSize: 11,
-    yAxisLabelWidth: 58,
-    gridLineColor: '#e7ebef',
     axes: {
-      y: { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) },
       x: { ticker: runTicker(ids), valueFormatter: (i) => (order[i] ? esc(`run #${order[i][0]}`) : '') },
     },
     clickCallback: () => {
       const row = g.getSelection();
       if (row >= 0 && order[row]) go(link('run', order[row][0]));
     },
-  });
+  }));
   charts.push(g);
   return true;
 }
@@ -242,7 +226,7 @@ function trendChart(s, c) {
 
   // A single run would sit on a zero-width axis.
   const dateWindow = pts.length < 2 ? [-1, 1] : null;
-  const g = new Dygraph(c.chart, rows, {
+  const g = new Dygraph(c.chart, rows, chartOptions(c, legendFormatter, {
     labels: ['run', 'median'],
     dateWindow,
     colors: ['#1f6feb'],
@@ -252,14 +236,7 @@ function trendChart(s, c) {
     pointSize: pts.length <= 5 ? 4 : 2,
     highlightCircleSize: 4,
     valueRange: range,
-    labelsDiv: c.legend,
-    legend: 'always',
-    legendFormatter,
-    axisLabelFontSize: 11,
-    yAxisLabelWidth: 58,
-    gridLineColor: '#e7ebef',
     axes: {
-      y: { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) },
       x: { ticker: runTicker(pts.map((p) => p[4])), valueFormatter: (i) => (pts[i] ? esc(fmtTime(pts[i][0])) : '') },
     },
     clickCallback: (e, x, points) => {
@@ -302,7 +279,7 @@ function trendChart(s, c) {
         ring(ctx, dg.toDomXCoord(i), dg.toDomYCoord(pts[i][1]), '#c62828', 7);
       }
     },
-  });
+  }));
   charts.push(g);
   return true;
 }
