@@ -188,7 +188,7 @@ class SeriesAnalyzer {
     // (staircase_pct), the smallest level shift that is a finding: a shared
     // host's level moves several percent over seconds (flat 12-second soaks
     // here drifted +2.4 %, trend p 0.0013, and +6.6 %, 95 % CI +3.5 to
-    // +9.5 %, trend p 0.0008, beside two busy loops). A day-long soak over
+    // +8.7 %, trend p 0.0008, beside two busy loops). A day-long soak over
     // the %/h threshold changes far more than that, so only short runs are
     // spared.
     double span_h = (wt.back() - wt.front()) / 3600.0;

@@ -58,6 +58,8 @@ constexpr std::size_t k_max_token_chars = 9;  // "-Infinity"
 // a longer one ends the input there, and the reader says why.
 constexpr std::size_t k_max_token_bytes = 1 << 20;
 
+// Both jobs in the one pass over the bytes the parser reads: the non-finite
+// tokens rewritten, and a token past k_max_token_bytes ending the input.
 class NonFiniteRewriter final : public std::streambuf {
  public:
   explicit NonFiniteRewriter(std::streambuf& src) : m_src(src) {}
