@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 
 #include "harness/model/params.hpp"
 #include "harness/util/strings.hpp"
@@ -100,6 +101,12 @@ Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::stri
 Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path) {
   try {
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at a fixed nesting depth (its DepthGuard: 500 levels in
+    // Debian 12's 0.7, the top-level map counting as one) and says only
+    // "bad file": name the limit so the user knows what to change.
+    return Error::input(fmt::format("{}:{}:{}: YAML nested too deep: sequences and maps may nest at most {} levels",
+                                    display_path, e.mark.line + 1, e.mark.column + 1, e.depth() - 1));
   } catch (const YAML::ParserException& e) {
     return Error::input(
         fmt::format("{}:{}:{}: YAML syntax error: {}", display_path, e.mark.line + 1, e.mark.column + 1, e.msg));

@@ -199,6 +199,27 @@ TEST_CASE("a YAML syntax error names file, line and column", "[suite]") {
   CHECK_THAT(msg, Catch::Contains("YAML syntax error"));
 }
 
+TEST_CASE("YAML nested past the parser's depth limit says so at its place", "[suite]") {
+  // yaml-cpp's own message for this is "bad file".
+  const std::string deep_flow = "suite: demo\nworkloads: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  auto msg = error_of(load(deep_flow));
+  CHECK_THAT(msg, Catch::StartsWith("suite.yaml:2:"));
+  CHECK_THAT(msg, Catch::Contains("YAML nested too deep: sequences and maps may nest at most "));
+  CHECK_THAT(msg, !Catch::Contains("bad file"));
+
+  std::string deep_block = "suite: demo\nworkloads:\n";
+  for (int level = 0; level < 2500; ++level)
+    deep_block += std::string(static_cast<std::size_t>(level) + 1, ' ') + "k:\n";
+  auto block_msg = error_of(load(deep_block));
+  CHECK_THAT(block_msg, Catch::Contains("YAML nested too deep"));
+
+  // Nesting within the limit reaches the suite checks, not the parser's.
+  const std::string shallow = "suite: demo\nworkloads: " + std::string(300, '[') + std::string(300, ']') + "\n";
+  auto shallow_msg = error_of(load(shallow));
+  CHECK_THAT(shallow_msg, !Catch::Contains("YAML nested too deep"));
+  CHECK_THAT(shallow_msg, !Catch::Contains("YAML syntax error"));
+}
+
 TEST_CASE("an unknown key is reported where it is, with a suggestion", "[suite]") {
   SECTION("in a workload") {
     const std::string text =
