@@ -279,6 +279,9 @@ class Evaluator {
               total += m.stalls;
               if (m.stalls > 0)
                 ev.push_back(fmt::format("{}: {} stalls, worst {:.1f}x", who, m.stalls, m.worst_stall_ratio));
+              // Not counted: the host held the trial up (soak host events).
+              if (m.host_stalls > 0)
+                ev.push_back(fmt::format("{}: {} more while the host paused (not counted)", who, m.host_stalls));
             }
           break;
         case CheckKind::Hangs:

@@ -30,7 +30,7 @@ bool is_time_metric(std::string_view name) {
 // for host events, never findings of their own.
 bool is_host_context(std::string_view name) {
   return name == k_host_probe_metric || name == k_host_other_cpu_metric || name == "host.cpu_pressure_pct" ||
-         name == k_host_trial_wait_metric;
+         name == k_host_trial_wait_metric || name == k_host_wakeup_late_metric;
 }
 
 // Which series a soak report looks at: how long a step takes, how much gets
@@ -47,8 +47,8 @@ bool analysed(std::string_view name) {
 // per-window numbers are kept. Memory stays bounded for 72-hour soaks.
 class SeriesAnalyzer {
  public:
-  SeriesAnalyzer(std::string metric, std::string unit, const SoakAnalysisOptions& opt)
-      : m_opt(opt), m_time_metric(is_time_metric(metric)) {
+  SeriesAnalyzer(std::string metric, std::string unit, const SoakAnalysisOptions& opt, const HostPauses* host = nullptr)
+      : m_opt(opt), m_host(host && !host->empty() ? host : nullptr), m_time_metric(is_time_metric(metric)) {
     m_m.metric = std::move(metric);
     m_m.unit = std::move(unit);
     m_m.memory = model::is_memory_metric(m_m.metric);
@@ -72,7 +72,7 @@ class SeriesAnalyzer {
     }
   }
 
-  MetricTrend finish(std::vector<Finding>& findings) {
+  MetricTrend finish(std::vector<Finding>& findings, std::vector<Finding>& host_events) {
     if (m_m.metric == "loss") {
       if (m_m.non_finite > 0)
         findings.push_back({"nan_loss",
@@ -114,7 +114,7 @@ class SeriesAnalyzer {
     }
     trend(findings);
     staircase(findings);
-    if (m_time_metric) stalls_and_jitter(findings);
+    if (m_time_metric) stalls_and_jitter(findings, host_events);
     return m_m;
   }
 
@@ -147,11 +147,27 @@ class SeriesAnalyzer {
     for (const auto& st : stats::find_stalls(slice, k_window_points, m_opt.stall_factor)) {
       std::size_t g = from + st.index;
       if (g < m_core || g >= core_end) continue;
+      const double t = m_buf_t[g - m_buf_base];
+      // The stalled step ran from about its value (ms) before its record
+      // until the record; a little slack for when perfgate read the line
+      // and took the host's sample. The host explains the stall when it
+      // took at least half the time the step spent above its baseline.
+      if (m_host) {
+        constexpr double k_slack_s = 0.05;
+        auto pause = m_host->during(t - st.value / 1000.0 - k_slack_s, t + k_slack_s);
+        if (pause.ms >= 0.5 * (st.value - st.baseline)) {
+          if (m_m.host_stalls++ == 0) m_first_host_why = pause.why;
+          m_worst_host_stall_ratio = std::max(m_worst_host_stall_ratio, st.ratio);
+          if (m_host_stall_evidence.size() < 20)
+            m_host_stall_evidence.push_back(
+                {t, st.value, fmt::format("{:.1f}x the rolling median; {}", st.ratio, pause.why)});
+          continue;
+        }
+      }
       ++m_m.stalls;
       m_m.worst_stall_ratio = std::max(m_m.worst_stall_ratio, st.ratio);
       if (m_stall_evidence.size() < 20)
-        m_stall_evidence.push_back(
-            {m_buf_t[g - m_buf_base], st.value, fmt::format("{:.1f}x the rolling median", st.ratio)});
+        m_stall_evidence.push_back({t, st.value, fmt::format("{:.1f}x the rolling median", st.ratio)});
     }
     m_core = core_end;
     // Keep only the left context the next chunk needs.
@@ -253,12 +269,19 @@ class SeriesAnalyzer {
     return false;  // loss and other series: either way is news
   }
 
-  void stalls_and_jitter(std::vector<Finding>& findings) {
+  void stalls_and_jitter(std::vector<Finding>& findings, std::vector<Finding>& host_events) {
     if (m_m.stalls > 0)
       findings.push_back({"stalls", m_m.metric, static_cast<double>(m_m.stalls), "steps",
                           fmt::format("{} stall(s) in {}: steps over {:.0f}x their rolling median, the worst {:.1f}x",
                                       m_m.stalls, m_m.metric, m_opt.stall_factor, m_m.worst_stall_ratio),
                           m_stall_evidence});
+    if (m_m.host_stalls > 0)
+      host_events.push_back(
+          {"stalls", m_m.metric, static_cast<double>(m_m.host_stalls), "steps",
+           fmt::format("{} stall(s) in {} while the host held the trial up, the worst {:.1f}x [host event: {}]",
+                       m_m.host_stalls, m_m.metric, m_worst_host_stall_ratio,
+                       m_m.host_stalls > 1 ? "the first: " + m_first_host_why : m_first_host_why),
+           m_host_stall_evidence});
     // Persistent jitter, not one noisy window: the typical window's tail decides.
     if (m_m.jitter_median > m_opt.jitter_p99_over_p50)
       findings.push_back(
@@ -272,6 +295,7 @@ class SeriesAnalyzer {
   }
 
   const SoakAnalysisOptions& m_opt;
+  const HostPauses* m_host;  // null: no host series, every stall is the workload's
   bool m_time_metric;
   MetricTrend m_m;
   Evidence m_first_bad{};
@@ -282,16 +306,74 @@ class SeriesAnalyzer {
   std::size_t m_buf_base = 0;  // global index of m_buf_v[0]
   std::size_t m_core = 0;      // first point whose stall test is pending
   std::vector<Evidence> m_stall_evidence;
+  std::vector<Evidence> m_host_stall_evidence;
+  double m_worst_host_stall_ratio = 0;
+  std::string m_first_host_why;
 };
 
 }  // namespace
 
 MetricTrend analyse_series(const std::string& metric, const std::string& unit, const std::vector<double>& t_s,
                            const std::vector<double>& values, const SoakAnalysisOptions& opt,
-                           std::vector<Finding>& findings) {
-  SeriesAnalyzer a(metric, unit, opt);
+                           std::vector<Finding>& findings, const HostPauses* host, std::vector<Finding>* host_events) {
+  SeriesAnalyzer a(metric, unit, opt, host);
   for (std::size_t i = 0; i < values.size() && i < t_s.size(); ++i) a.feed(t_s[i], values[i]);
-  return a.finish(findings);
+  std::vector<Finding> ignored;
+  return a.finish(findings, host_events ? *host_events : ignored);
+}
+
+void HostPauses::add(std::string_view metric, double t_s, double value) {
+  if (!std::isfinite(t_s) || !std::isfinite(value)) return;
+  if (metric == k_host_trial_wait_metric) {
+    m_wait.t.push_back(t_s);
+    m_wait.v.push_back(std::max(0.0, value) / 100.0);
+  } else if (metric == k_host_wakeup_late_metric) {
+    m_late.t.push_back(t_s);
+    m_late.v.push_back(std::max(0.0, value));
+  }
+}
+
+void HostPauses::finish() {
+  // Each sample describes the interval since the one before; the first
+  // (since the sampler started, before the trial) has none and is left out.
+  for (Series* s : {&m_wait, &m_late}) {
+    if (s->v.size() < 2) continue;
+    std::span<const double> intervals(s->v.data() + 1, s->v.size() - 1);
+    s->typical = stats::median(intervals);
+    s->spread = stats::scaled_mad(intervals);
+  }
+}
+
+HostPauses::Pause HostPauses::during(double from_s, double to_s) const {
+  Pause out;
+  // Sample k covers (t[k-1], t[k]]: the ones overlapping [from, to].
+  auto overlapping = [&](const Series& s, auto&& each) {
+    if (s.t.size() < 2) return;
+    auto k = static_cast<std::size_t>(std::lower_bound(s.t.begin(), s.t.end(), from_s) - s.t.begin());
+    for (k = std::max<std::size_t>(k, 1); k < s.t.size() && s.t[k - 1] <= to_s; ++k) each(k);
+  };
+  // The guest's scheduler: run-queue wait beyond the typical share, summed
+  // over the unusual intervals (wait of several threads adds up: a trial of
+  // eight threads held up 100 ms each waited 800 ms).
+  double wait_ms = 0;
+  overlapping(m_wait, [&](std::size_t k) {
+    const double excess = m_wait.v[k] - m_wait.typical;
+    if (excess > 3 * m_wait.spread) wait_ms += excess * (m_wait.t[k] - m_wait.t[k - 1]) * 1000.0;
+  });
+  // The whole machine: the canary's worst lateness beyond its typical worst.
+  double late_ms = 0;
+  overlapping(m_late, [&](std::size_t k) {
+    const double excess = m_late.v[k] - m_late.typical;
+    if (excess > 3 * m_late.spread) late_ms = std::max(late_ms, excess);
+  });
+  if (wait_ms >= late_ms && wait_ms > 0) {
+    out.ms = wait_ms;
+    out.why = fmt::format("the trial's threads waited {:.0f} ms more than usual for a core", wait_ms);
+  } else if (late_ms > 0) {
+    out.ms = late_ms;
+    out.why = fmt::format("the machine paused: a thread due every 2 ms woke {:.0f} ms late", late_ms);
+  }
+  return out;
 }
 
 namespace {
@@ -445,6 +527,12 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     ts.steps = tr.steps;
     auto metrics = st.sampled_metrics(tr.id);
     if (!metrics) return metrics.error();
+    // The host's series first: a stall is judged against the host's pauses
+    // as the step series streams past.
+    std::stable_partition(metrics->begin(), metrics->end(),
+                          [](const auto& entry) { return is_host_context(entry.first.name); });
+    HostPauses pauses;
+    bool pauses_done = false;
     for (const auto& entry : *metrics) {
       // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those in lambdas.
       const auto& info = entry.first;
@@ -461,14 +549,20 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       long long skip = 0;
       for (const auto& sm : tr.summaries)
         if (sm.metric == info.name && !sm.is_scalar && sm.n_total > sm.n_steady) skip = sm.n_total - sm.n_steady;
-      SeriesAnalyzer a(info.name, info.unit, opt);
+      const bool host_series = is_host_context(info.name);
+      if (!host_series && !pauses_done) {
+        pauses.finish();
+        pauses_done = true;
+      }
+      SeriesAnalyzer a(info.name, info.unit, opt, host_series ? nullptr : &pauses);
       long long seen = 0;
       auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
         if (opt.on_sample) opt.on_sample(tr.id, info, row.t_s, row.value);
+        if (host_series) pauses.add(info.name, row.t_s, row.value);
         if (seen++ >= skip) a.feed(row.t_s, row.value);
       });
       if (!streamed) return streamed.error();
-      ts.metrics.push_back(a.finish(ts.findings));
+      ts.metrics.push_back(a.finish(ts.findings, ts.host_events));
     }
     if (tr.error.starts_with("hang:")) {
       // When the last step arrived: the evidence.

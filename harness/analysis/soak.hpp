@@ -61,8 +61,9 @@ struct MetricTrend {
   double drift_pct_per_h = 0;                                         // slope relative to the first windows' level
   double trend_p = 1;                                                 // Mann-Kendall over window medians
   std::vector<StaircaseStep> steps;
-  int stalls = 0;
+  int stalls = 0;  // the workload's: not during a pause of the host
   double worst_stall_ratio = 0;
+  int host_stalls = 0;                       // stalls while the host paused the trial (host events)
   double jitter_median = 0, jitter_max = 0;  // p99/p50 per window
   double cv_median = 0;                      // per window
   long long non_finite = 0;
@@ -90,6 +91,40 @@ struct TrialSoak {
 inline constexpr std::string_view k_host_probe_metric = "host.probe_ms";
 inline constexpr std::string_view k_host_other_cpu_metric = "host.other_cpu_pct";
 inline constexpr std::string_view k_host_trial_wait_metric = "host.trial_cpu_wait_pct";
+inline constexpr std::string_view k_host_wakeup_late_metric = "host.wakeup_late_ms";
+
+// When the host held a trial up, sampling interval by interval: how long the
+// trial's threads waited for a core (host.trial_cpu_wait_pct: the guest's
+// scheduler) and how late a thread that wakes every 2 ms woke
+// (host.wakeup_late_ms: the whole machine paused, as when the hypervisor
+// deschedules the VM). A stalled step inside such a pause is the host's.
+class HostPauses {
+ public:
+  // One host sample (seconds since the trial started), in time order per
+  // metric; other metrics are ignored.
+  void add(std::string_view metric, double t_s, double value);
+  // Call once every sample is in: the typical level and spread of each.
+  void finish();
+  bool empty() const { return m_wait.t.size() < 2 && m_late.t.size() < 2; }
+
+  // How much of [from_s, to_s] the host took beyond its typical share, in
+  // ms, and which witness says so ("" and 0 when neither stood out). A
+  // sampling interval counts when it overlaps the span and its value lies
+  // more than three robust deviations (MAD x 1.4826) above the median
+  // interval's.
+  struct Pause {
+    double ms = 0;
+    std::string why;
+  };
+  Pause during(double from_s, double to_s) const;
+
+ private:
+  struct Series {
+    std::vector<double> t, v;  // v: wait per ms of interval (fraction), or the canary's worst lateness in ms
+    double typical = 0, spread = 0;
+  };
+  Series m_wait, m_late;
+};
 
 // Moves the findings the host explains from `findings` to `host_events`,
 // each with the host's evidence appended to its summary.
@@ -101,10 +136,12 @@ struct SoakReport {
   std::vector<TrialSoak> trials;
 };
 
-// Pure: one metric's series (times in seconds since the trial start).
+// Pure: one metric's series (times in seconds since the trial start). With
+// `host`, the stalls it explains go to `host_events` instead of `findings`.
 MetricTrend analyse_series(const std::string& metric, const std::string& unit, const std::vector<double>& t_s,
                            const std::vector<double>& values, const SoakAnalysisOptions& opt,
-                           std::vector<Finding>& findings);
+                           std::vector<Finding>& findings, const HostPauses* host = nullptr,
+                           std::vector<Finding>* host_events = nullptr);
 
 // The window a soak ran with (stored with the run); 60 s for runs from
 // before it was stored, or that were not soaks.

@@ -29,7 +29,7 @@ TextTable metric_table(const analysis::TrialSoak& t) {
     tab.row({m.metric, std::to_string(m.samples), std::to_string(m.windows), format_with_unit(m.first_window, m.unit),
              format_with_unit(m.last_window, m.unit), drift_cell(m),
              m.windows >= 3 ? fmt::format("{:.2g}", m.trend_p) : "-", std::to_string(m.steps.size()),
-             std::to_string(m.stalls),
+             m.host_stalls > 0 ? fmt::format("{} (+{} host)", m.stalls, m.host_stalls) : std::to_string(m.stalls),
              m.jitter_median > 0 ? fmt::format("{:.2f} ({:.2f})", m.jitter_median, m.jitter_max) : "-"});
   }
   return tab;
@@ -118,6 +118,7 @@ std::string soak_json(const analysis::SoakReport& r) {
                          {"staircase", steps},
                          {"stalls", m.stalls},
                          {"worst_stall_ratio", num(m.worst_stall_ratio)},
+                         {"host_stalls", m.host_stalls},
                          {"jitter_median", num(m.jitter_median)},
                          {"jitter_max", num(m.jitter_max)},
                          {"cv_median", num(m.cv_median)},

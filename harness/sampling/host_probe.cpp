@@ -40,4 +40,28 @@ double HostProbe::run_ms() {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
+WakeupCanary::WakeupCanary(std::chrono::microseconds period)
+    : m_period(period), m_thread([this](std::stop_token stop) { run(stop); }) {}
+
+void WakeupCanary::run(std::stop_token stop) {
+  using clock = std::chrono::steady_clock;
+  auto due = clock::now();
+  while (!stop.stop_requested()) {
+    due += m_period;
+    std::this_thread::sleep_until(due);
+    const auto now = clock::now();
+    const std::int64_t late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count();
+    std::int64_t worst = m_worst_ns.load(std::memory_order_relaxed);
+    while (late_ns > worst && !m_worst_ns.compare_exchange_weak(worst, late_ns, std::memory_order_relaxed)) {
+    }
+    // After a pause, the next wake-up is a period from now: catching up with
+    // the missed ones would report one pause as several.
+    if (now - due > m_period) due = now;
+  }
+}
+
+double WakeupCanary::take_worst_late_ms() {
+  return static_cast<double>(m_worst_ns.exchange(0, std::memory_order_relaxed)) * 1e-6;
+}
+
 }  // namespace perfgate::sampling

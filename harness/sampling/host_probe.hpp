@@ -5,7 +5,10 @@
 // clock), so a slower probe beside a slower trial says the machine moved, not
 // the code. A few milliseconds: cheap enough to run every second of a soak.
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 namespace perfgate::sampling {
@@ -24,6 +27,27 @@ class HostProbe {
   int m_fp_iterations;
   int m_chase_steps;
   std::uint32_t m_position = 0;
+};
+
+// A thread that asks to wake every `period` and notes how late it woke (as
+// cyclictest does). A machine that stops running its tasks for a while (the
+// hypervisor descheduling this VM, a firmware interrupt, a kernel stall)
+// makes it late by about the pause. Sampled series cannot see such a pause
+// when it falls between two samples; this sees every one longer than the
+// period, at the cost of a few hundred wake-ups a second.
+class WakeupCanary {
+ public:
+  explicit WakeupCanary(std::chrono::microseconds period = std::chrono::milliseconds(2));
+  // The longest lateness since the previous call (or the start), in
+  // milliseconds; starts the next interval at zero.
+  double take_worst_late_ms();
+
+ private:
+  void run(std::stop_token stop);
+
+  std::chrono::microseconds m_period;
+  std::atomic<std::int64_t> m_worst_ns{0};
+  std::jthread m_thread;  // last: stopped and joined before the rest goes
 };
 
 }  // namespace perfgate::sampling

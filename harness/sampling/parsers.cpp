@@ -640,8 +640,9 @@ model::MetricInfo sampler_metric_info(std::string_view metric) {
   } else if (ends("_mhz")) {
     info.unit = "MHz";
     info.better = model::Better::None;
-  } else if (leaf == "probe_ms") {
-    // The host probe: the same work taking longer means the machine is slower.
+  } else if (leaf == "probe_ms" || leaf == "wakeup_late_ms") {
+    // The host probe: the same work taking longer means the machine is slower;
+    // a thread waking later means it paused.
     info.unit = "ms";
     info.better = model::Better::Lower;
   } else if (leaf == "load1" || leaf == "device_foreign_procs" || leaf == "cpu_pressure_pct" ||

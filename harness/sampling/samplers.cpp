@@ -402,7 +402,9 @@ class ProcTreeSampler final : public Sampler {
 
 // host: what else loads the machine while the trial runs. The host probe
 // (a fixed piece of work, timed: host.probe_ms), the load average
-// (host.load1), the share of CPU time the hypervisor took (host.steal_pct),
+// (host.load1), the longest a thread that asks to wake every 2 ms woke late
+// since the last sample (host.wakeup_late_ms: the machine paused), the share
+// of CPU time the hypervisor took (host.steal_pct),
 // the CPU used by processes outside the trial's tree and outside perfgate
 // (host.other_cpu_pct, % of one CPU), and processes outside the tree that an
 // accelerator tool lists on a device (host.device_foreign_procs, where
@@ -421,6 +423,9 @@ class HostSampler final : public Sampler {
   Expected<std::vector<Reading>> sample_host(int root_pid) {
     std::vector<Reading> out;
     out.push_back({"host.probe_ms", m_probe.run_ms()});
+    // Whether the machine paused everything since the last sample: a soak
+    // step that stalled in such a pause is the host's (analysis/soak).
+    out.push_back({"host.wakeup_late_ms", m_canary.take_worst_late_ms()});
     if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
       double load1 = 0;
       if (std::fscanf(f, "%lf", &load1) == 1) out.push_back({"host.load1", load1});
@@ -549,6 +554,7 @@ class HostSampler final : public Sampler {
   }
 
   HostProbe m_probe;
+  WakeupCanary m_canary;
   ProcTreeSampler m_tree;
   std::optional<CpuTicks> m_previous;
   std::chrono::steady_clock::time_point m_previous_time;

@@ -9,12 +9,13 @@ same code paths, shorter windows.
 
 import json
 import os
+import signal
 import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from support import PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list
+from support import PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, marked_pids
 
 SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
 
@@ -84,6 +85,52 @@ class SoakFindings(SoakTestCase):
         step = self.metric(trial, "step_time_ms")
         self.assertGreaterEqual(step["windows"], 10)
         self.assertIn("no findings", r.stdout, "the soak prints its analysis at the end")
+
+    def test_a_paused_machine_is_a_host_event_a_paused_workload_a_stall(self):
+        # The flat soak above, paused for 400 ms four seconds in: once the whole
+        # machine (perfgate and the workload stopped together, as when the
+        # hypervisor deschedules a VM), once the workload alone (a checkpoint, a
+        # GC pause). Both make one step ~15x its neighbours. The host sampler's
+        # wake-up canary, inside perfgate, is as late as the machine's pause and
+        # not at all for the workload's own.
+        def soak_paused(whole_machine, name):
+            bg = self.start_perfgate("soak", self.write_suite(f"""\
+suite: soak-pause
+defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: [proc], sample_interval: 250ms}}
+workloads:
+  - name: sim
+    command: {flow_list([self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
+                         "--seconds", "{duration_s}", "--num-workers", "0", "--read-us", "500",
+                         "--decode-work", "0"])}
+""", name=name), "--duration", "9s", "--window", "1s", "--tag", name)
+            self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[4-7]", timeout_s=60), bg.stderr())
+            (sim,) = [p for p in marked_pids(self.marker) if p != bg.proc.pid]
+            stopped = [sim, bg.proc.pid] if whole_machine else [sim]
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(0.4)
+            for pid in reversed(stopped):
+                os.kill(pid, signal.SIGCONT)
+            self.assertEqual(bg.wait(120), 0, bg.stderr())
+            (trial,) = self.report(f"latest:{name}")["trials"]
+            return trial
+
+        machine = soak_paused(True, "machine")
+        workload = soak_paused(False, "workload")
+        dump = json.dumps({"machine": machine, "workload": workload}, indent=1)
+        # The machine's pause: one stall, the host's, listed apart and not counted.
+        self.assertEqual(self.findings(machine, "stalls"), [], dump)
+        host = [e for e in machine["host_events"] if e["kind"] == "stalls"]
+        self.assertEqual(len(host), 1, dump)
+        self.assertIn("the machine paused", host[0]["summary"])
+        self.assertTrue([e for e in host[0]["evidence"] if e["value"] >= 400], dump)
+        self.assertEqual(self.metric(machine, "step_time_ms")["stalls"], 0, dump)
+        late = self.metric(machine, "host.wakeup_late_ms")
+        self.assertGreaterEqual(late["samples"], 20)
+        # The workload's pause: a stall finding with the stretched step as evidence.
+        (stall,) = self.findings(workload, "stalls")
+        self.assertTrue([e for e in stall["evidence"] if e["value"] >= 400], dump)
+        self.assertEqual([e for e in workload["host_events"] if e["kind"] == "stalls"], [], dump)
 
     def test_a_host_that_gets_busy_is_a_host_event_not_a_finding(self):
         # The flat soak of the test above, and a busy loop per core started a third

@@ -248,3 +248,98 @@ TEST_CASE("a host change that ended, or ended long ago, explains no later step",
     CHECK(trial.findings.size() == 1);
   }
 }
+
+TEST_CASE("host pauses: an unusual interval's wait or lateness, beyond the typical one", "[soak]") {
+  analysis::HostPauses h;
+  // Wait 2 % of each 250 ms interval (5 ms), the canary 1 ms late; the
+  // interval ending at 5.0 s waited 42 % (105 ms), the one at 8.0 s saw the
+  // canary 300 ms late.
+  for (int k = 0; k <= 40; ++k) {
+    const double t = 0.25 * k;
+    h.add(analysis::k_host_trial_wait_metric, t, k == 20 ? 42 : 2);
+    h.add(analysis::k_host_wakeup_late_metric, t, k == 32 ? 301 : 1);
+  }
+  h.add("host.probe_ms", 5.0, 1e6);  // not a witness of pauses
+  h.finish();
+  auto wait = h.during(4.8, 4.9);              // inside (4.75, 5.0]
+  CHECK(wait.ms == Approx(100).margin(0.01));  // (42 % - 2 %) of 250 ms
+  CHECK(wait.why.find("waited 100 ms more than usual for a core") != std::string::npos);
+  auto late = h.during(7.8, 7.95);
+  CHECK(late.ms == Approx(300).margin(0.01));
+  CHECK(late.why.find("woke 300 ms late") != std::string::npos);
+  // Both in the span: the larger witness speaks.
+  CHECK(h.during(4.9, 7.9).ms == Approx(300).margin(0.01));
+  // Elsewhere, and before or after every sample: nothing.
+  CHECK(h.during(2.0, 2.4).ms == 0);
+  CHECK(h.during(2.0, 2.4).why.empty());
+  CHECK(h.during(-5, -4).ms == 0);
+  CHECK(h.during(20, 21).ms == 0);
+}
+
+TEST_CASE("a stall while the host paused is a host event; the same stall without one is a finding", "[soak]") {
+  // 60 s of 25 ms steps; one step of 130 ms (5.2x) at 30 s, like the single
+  // stretched step a shared VM once gave a flat 12-second soak.
+  auto s = steps(2400, 0.025, 25, 7);
+  s.v[1200] = 130;
+  const double at_s = s.t[1200];
+  SECTION("the canary woke late across the stalled step") {
+    analysis::HostPauses paused;
+    for (double t = 0; t <= 60; t += 0.25) {
+      paused.add(analysis::k_host_trial_wait_metric, t, 2);
+      // The interval that holds the stalled step's span.
+      paused.add(analysis::k_host_wakeup_late_metric, t, std::fabs(t - 30.0) < 1e-9 ? 101 : 1);
+    }
+    paused.finish();
+    std::vector<Finding> fs, host;
+    auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(1), fs, &paused, &host);
+    CHECK(m.stalls == 0);
+    CHECK(m.host_stalls == 1);
+    CHECK(of_kind(fs, "stalls").empty());
+    auto ev = of_kind(host, "stalls");
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].summary.find("[host event: the machine paused") != std::string::npos);
+    REQUIRE(ev[0].evidence.size() == 1);
+    CHECK(ev[0].evidence[0].t_s == Approx(at_s));
+  }
+  SECTION("the trial waited for a core across it") {
+    analysis::HostPauses waited;
+    for (double t = 0; t <= 60; t += 0.25) {
+      waited.add(analysis::k_host_trial_wait_metric, t, std::fabs(t - 30.0) < 1e-9 ? 45 : 3);
+      waited.add(analysis::k_host_wakeup_late_metric, t, 1);
+    }
+    waited.finish();
+    std::vector<Finding> fs, host;
+    auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(1), fs, &waited, &host);
+    CHECK(m.host_stalls == 1);
+    CHECK(m.stalls == 0);
+    CHECK(of_kind(host, "stalls").at(0).summary.find("waited 105 ms more than usual") != std::string::npos);
+  }
+  SECTION("a host that held it up too little, elsewhere, or always as much is no excuse") {
+    for (int variant = 0; variant < 3; ++variant) {
+      analysis::HostPauses h;
+      for (double t = 0; t <= 60; t += 0.25) {
+        const bool here = std::fabs(t - 30.0) < 1e-9;
+        double late = 1;
+        if (variant == 0 && here) late = 40;                         // less than half the 105 ms excess
+        if (variant == 1 && std::fabs(t - 40.0) < 1e-9) late = 300;  // ten seconds later
+        if (variant == 2) late = 100;  // a canary always this late: the trial's own load, not a pause
+        h.add(analysis::k_host_trial_wait_metric, t, 2);
+        h.add(analysis::k_host_wakeup_late_metric, t, late);
+      }
+      h.finish();
+      std::vector<Finding> fs, host;
+      auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(1), fs, &h, &host);
+      INFO("variant " << variant);
+      CHECK(m.stalls == 1);
+      CHECK(m.host_stalls == 0);
+      CHECK(of_kind(fs, "stalls").size() == 1);
+      CHECK(host.empty());
+    }
+  }
+  SECTION("no host series: every stall is the workload's") {
+    std::vector<Finding> fs;
+    auto m = analysis::analyse_series("step_time_ms", "ms", s.t, s.v, options(1), fs);
+    CHECK(m.stalls == 1);
+    CHECK(of_kind(fs, "stalls").size() == 1);
+  }
+}

@@ -8,10 +8,13 @@
 
 #include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/paths.hpp"
+#include "tests/unit/support/readings.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 namespace s = perfgate::sampling;
 using perfgate::model::Better;
+
+using perfgate::test::value;
 
 namespace {
 
@@ -19,12 +22,6 @@ std::string data(const std::string& name) {
   auto text = perfgate::test::read_file(perfgate::test::data_dir() + "/sampling/" + name);
   REQUIRE_FALSE(text.empty());
   return text;
-}
-
-std::optional<double> value(const std::vector<s::Reading>& r, const std::string& metric) {
-  auto it = std::find_if(r.begin(), r.end(), [&](const s::Reading& x) { return x.metric == metric; });
-  if (it == r.end()) return std::nullopt;
-  return it->value;
 }
 
 // "device.3.temp_c" -> "3"

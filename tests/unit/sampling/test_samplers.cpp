@@ -15,19 +15,16 @@
 
 #include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/paths.hpp"
+#include "tests/unit/support/readings.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 namespace s = perfgate::sampling;
 namespace test = perfgate::test;
 namespace fs = std::filesystem;
 
-namespace {
+using perfgate::test::value;
 
-std::optional<double> value(const std::vector<s::Reading>& r, const std::string& metric) {
-  auto it = std::find_if(r.begin(), r.end(), [&](const s::Reading& x) { return x.metric == metric; });
-  if (it == r.end()) return std::nullopt;
-  return it->value;
-}
+namespace {
 
 std::string data_path(const std::string& name) { return perfgate::test::data_dir() + "/sampling/" + name; }
 std::string fakes_dir() { return perfgate::test::source_dir() + "/tests/integration/fakes"; }
