@@ -28,19 +28,21 @@ class SoakTestCase(PerfgateTestCase):
             os.symlink(SIM, link)
         return str(link)
 
-    def soak(self, args, duration, window="1s", extra=(), tag="soak", samplers="[proc]"):
+    def soak_suite(self, args, samplers="[proc]"):
+        """A soak suite of perfgate-sim with these arguments, sampled every 250 ms."""
         argv = [self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
                 "--seconds", "{duration_s}", *args]
-        suite = self.write_suite(f"""\
+        return self.write_suite(f"""\
 suite: soak-it
 defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: {samplers}, sample_interval: 250ms}}
 workloads:
   - name: sim
     command: {flow_list(argv)}
 """, name=f"soak-{len(list(self.tmp.glob('soak-*.yaml')))}.yaml")
-        r = self.perfgate("soak", suite, "--duration", duration, "--window", window, "--tag", tag, *extra,
-                          timeout=300)
-        return r
+
+    def soak(self, args, duration, window="1s", extra=(), tag="soak", samplers="[proc]"):
+        return self.perfgate("soak", self.soak_suite(args, samplers), "--duration", duration, "--window", window,
+                             "--tag", tag, *extra, timeout=300)
 
     def report(self, run="latest", window="1s"):
         r = self.perfgate("soak-report", run, "--format", "json", "--window", window)
@@ -94,15 +96,8 @@ class SoakFindings(SoakTestCase):
         # wake-up canary, inside perfgate, is as late as the machine's pause and
         # not at all for the workload's own.
         def soak_paused(whole_machine, name):
-            bg = self.start_perfgate("soak", self.write_suite(f"""\
-suite: soak-pause
-defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: [proc], sample_interval: 250ms}}
-workloads:
-  - name: sim
-    command: {flow_list([self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
-                         "--seconds", "{duration_s}", "--num-workers", "0", "--read-us", "500",
-                         "--decode-work", "0"])}
-""", name=name), "--duration", "9s", "--window", "1s", "--tag", name)
+            suite = self.soak_suite(["--num-workers", "0", "--read-us", "500", "--decode-work", "0"])
+            bg = self.start_perfgate("soak", suite, "--duration", "9s", "--window", "1s", "--tag", name)
             self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[4-7]", timeout_s=60), bg.stderr())
             (sim,) = [p for p in marked_pids(self.marker) if p != bg.proc.pid]
             stopped = [sim, bg.proc.pid] if whole_machine else [sim]
@@ -137,14 +132,8 @@ workloads:
         # of the way in: the step slows because the machine did. The host probe
         # (on by default in soaks) slows with it, so whatever the step series shows
         # is a host event, never a workload finding.
-        bg = self.start_perfgate("soak", self.write_suite(f"""\
-suite: soak-busy
-defaults: {{repeats: 1, warmup: {{steps: 5}}, samplers: [proc], sample_interval: 250ms}}
-workloads:
-  - name: sim
-    command: {flow_list([self.sim(), "--graph-mode", "graph", "--fusion", "on", "--ranks", "1", "--steps", "0",
-                         "--seconds", "{duration_s}", "--layers", "16", "--act-mb", "96"])}
-""", name="busy.yaml"), "--duration", "18s", "--window", "1s", "--tag", "soak")
+        bg = self.start_perfgate("soak", self.soak_suite(["--layers", "16", "--act-mb", "96"]), "--duration", "18s",
+                                 "--window", "1s", "--tag", "soak")
         self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[5-9]", timeout_s=60), bg.stderr())
         hogs = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done", self.marker]) for _ in range(2)]
         self.addCleanup(lambda: [h.kill() for h in hogs])
