@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -122,9 +123,22 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
-  if (timed_out) ::kill(pid, SIGKILL);
+  // The output can end before the command does (it closed both streams and
+  // went on, or poll failed): its exit is awaited up to the same deadline.
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    if (timed_out) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    const pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline)
+      timed_out = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   int exec_errno = 0;
   const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
