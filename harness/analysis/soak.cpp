@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <span>
 
 #include <fmt/format.h>
@@ -337,6 +338,18 @@ void HostPauses::finish() {
   // Each sample describes the interval since the one before; the first
   // (since the sampler started, before the trial) has none and is left out.
   for (Series* s : {&m_wait, &m_late}) {
+    if (!std::is_sorted(s->t.begin(), s->t.end())) {  // in time order, as `during` searches them
+      std::vector<std::size_t> order(s->t.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return s->t[a] < s->t[b]; });
+      std::vector<double> t, v;
+      for (auto i : order) {
+        t.push_back(s->t[i]);
+        v.push_back(s->v[i]);
+      }
+      s->t = std::move(t);
+      s->v = std::move(v);
+    }
     if (s->v.size() < 2) continue;
     std::span<const double> intervals(s->v.data() + 1, s->v.size() - 1);
     s->typical = stats::median(intervals);
@@ -528,7 +541,9 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     auto metrics = st.sampled_metrics(tr.id);
     if (!metrics) return metrics.error();
     // The host's series first: a stall is judged against the host's pauses
-    // as the step series streams past.
+    // as the step series streams past. The report keeps the store's order.
+    std::map<std::string, std::size_t> stored_position;
+    for (const auto& entry : *metrics) stored_position.emplace(entry.first.name, stored_position.size());
     std::stable_partition(metrics->begin(), metrics->end(),
                           [](const auto& entry) { return is_host_context(entry.first.name); });
     HostPauses pauses;
@@ -564,6 +579,9 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       if (!streamed) return streamed.error();
       ts.metrics.push_back(a.finish(ts.findings, ts.host_events));
     }
+    std::stable_sort(ts.metrics.begin(), ts.metrics.end(), [&](const MetricTrend& a, const MetricTrend& b) {
+      return stored_position[a.metric] < stored_position[b.metric];
+    });
     if (tr.error.starts_with("hang:")) {
       // When the last step arrived: the evidence.
       const double last = tr.last_step_s;

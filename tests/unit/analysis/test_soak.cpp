@@ -274,6 +274,17 @@ TEST_CASE("host pauses: an unusual interval's wait or lateness, beyond the typic
   CHECK(h.during(2.0, 2.4).why.empty());
   CHECK(h.during(-5, -4).ms == 0);
   CHECK(h.during(20, 21).ms == 0);
+  // The same samples given last first: the same answers.
+  analysis::HostPauses reversed;
+  for (int k = 40; k >= 0; --k) {
+    const double t = 0.25 * k;
+    reversed.add(analysis::k_host_trial_wait_metric, t, k == 20 ? 42 : 2);
+    reversed.add(analysis::k_host_wakeup_late_metric, t, k == 32 ? 301 : 1);
+  }
+  reversed.finish();
+  CHECK(reversed.during(4.8, 4.9).ms == Approx(100).margin(0.01));
+  CHECK(reversed.during(7.8, 7.95).ms == Approx(300).margin(0.01));
+  CHECK(reversed.during(2.0, 2.4).ms == 0);
 }
 
 TEST_CASE("a stall while the host paused is a host event; the same stall without one is a finding", "[soak]") {
