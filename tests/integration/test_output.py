@@ -12,6 +12,21 @@ from support import PERFGATE_BIN, PerfgateTestCase, metric
 MB = 1024 * 1024
 
 
+def idle_rss_mb():
+    """perfgate's peak RSS doing nothing (`perfgate --version`), in MB.
+
+    Under the sanitizers (scripts/sanitize.sh sets PERFGATE_SANITIZED) the
+    instrumented binary alone is ~120 MB resident (59 MB of code, 41 MB of
+    relocated data), so a memory bound there is a bound on what perfgate
+    adds to that; a plain build is judged against the bound itself.
+    """
+    if os.environ.get("PERFGATE_SANITIZED") != "1":
+        return 0.0
+    proc = subprocess.Popen([PERFGATE_BIN, "--version"], stdout=subprocess.DEVNULL)
+    _, _, ru = os.wait4(proc.pid, 0)
+    return ru.ru_maxrss / 1024.0
+
+
 def run_measured(argv, cwd, timeout_s=120):
     """Runs perfgate; returns (returncode, stdout, stderr, peak RSS of perfgate itself in MB, wait4 ru_maxrss in MB).
 
@@ -73,8 +88,10 @@ workloads:
                                                       cwd=str(self.tmp))
         self.assertEqual(rc, 0, err)
         self.assertGreater(hwm_mb, 1, "could not read perfgate's VmHWM")
-        self.assertLess(hwm_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB")
-        self.assertLess(maxrss_mb, 100, f"peak RSS of perfgate (and its children) was {maxrss_mb:.0f} MB")
+        idle_mb = idle_rss_mb()
+        self.assertLess(hwm_mb - idle_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB ({idle_mb:.0f} idle)")
+        self.assertLess(maxrss_mb - idle_mb, 100,
+                        f"peak RSS of perfgate (and its children) was {maxrss_mb:.0f} MB ({idle_mb:.0f} idle)")
 
         show = self.show_json()
         t = show["trials"][0]
@@ -114,7 +131,8 @@ workloads:
         suite = self.flood_suite(64 * MB, "stdout", "oneline")
         rc, out, err, hwm_mb, _ = run_measured([PERFGATE_BIN, "--db", str(self.db), "run", str(suite)], cwd=str(self.tmp))
         self.assertEqual(rc, 0, err)
-        self.assertLess(hwm_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB")
+        idle_mb = idle_rss_mb()
+        self.assertLess(hwm_mb - idle_mb, 100, f"perfgate's own peak RSS was {hwm_mb:.0f} MB ({idle_mb:.0f} idle)")
         t = self.show_json()["trials"][0]
         self.assertEqual(t["status"], "ok")
         self.assertEqual(t["malformed_lines"], 1, t)
