@@ -48,6 +48,9 @@ TEST_CASE("params_json is canonical: sorted, nested by dotted key, typed", "[mod
         params_json(Params{{"x", Scalar{Scalar::Kind::String, "25"}}}));
   // Characters JSON must escape survive.
   CHECK(params_json(Params{{"s", Scalar{Scalar::Kind::String, "a\"b"}}}) == R"({"s":"a\"b"})");
+  // Keys with a pointer's special characters but no dot are plain members.
+  CHECK(params_json(Params{{"a/b~c", Scalar::infer("1")}, {"x.y", Scalar::infer("2")}}) ==
+        R"({"a/b~c":1,"x":{"y":2}})");
 }
 
 TEST_CASE("params_from_json inverts params_json", "[model]") {

@@ -916,7 +916,7 @@ TEST_CASE("slots: the ascend-910b profile has 8 NPU slots, cpu one", "[suite]") 
   CHECK_FALSE(c->slots);
 }
 
-TEST_CASE("a matrix that would expand past 100,000 configurations is refused at its line", "[suite]") {
+TEST_CASE("a matrix that would expand past 10,000 configurations is refused at its line", "[suite]") {
   std::string values;
   for (int i = 0; i < 1000; ++i) values += (i ? "," : "") + std::to_string(i);
   auto r = load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
@@ -924,11 +924,18 @@ TEST_CASE("a matrix that would expand past 100,000 configurations is refused at 
   REQUIRE_FALSE(r);
   CHECK_THAT(r.error().message, Catch::Contains("suite.yaml:6:7") && Catch::Contains("1000000 configurations") &&
                                     Catch::Contains("a 1000 x b 1000"));
-  // --set adding an axis counts too; 1,000 x 100 is allowed.
+  // --set adding an axis counts too; 1,000 x 10 is allowed, 1,000 x 11 not.
   suite::LoadOptions opt;
-  opt.overrides = {*suite::parse_override("b=" + values.substr(0, values.find(",100,")))};
+  opt.overrides = {*suite::parse_override("b=" + values.substr(0, values.find(",10,")))};
   auto ok = load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
                      values + "]\n      b: [1]\n",
                  opt);
   CHECK(ok);
+  opt.overrides = {*suite::parse_override("b=" + values.substr(0, values.find(",11,")))};
+  auto over =
+      load("suite: big\nworkloads:\n  - name: w\n    command: [run, \"{a}\", \"{b}\"]\n    matrix:\n      a: [" +
+               values + "]\n      b: [1]\n",
+           opt);
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message, Catch::Contains("11000 configurations") && Catch::Contains("more than the 10000"));
 }
