@@ -384,7 +384,7 @@ HostPauses::Pause HostPauses::during(double from_s, double to_s) const {
     out.why = fmt::format("the trial's threads waited {:.0f} ms more than usual for a core", wait_ms);
   } else if (late_ms > 0) {
     out.ms = late_ms;
-    out.why = fmt::format("the machine paused: a thread due every 2 ms woke {:.0f} ms late", late_ms);
+    out.why = fmt::format("the machine paused: a thread due every 5 ms woke {:.0f} ms late", late_ms);
   }
   return out;
 }

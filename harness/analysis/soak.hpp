@@ -95,7 +95,7 @@ inline constexpr std::string_view k_host_wakeup_late_metric = "host.wakeup_late_
 
 // When the host held a trial up, sampling interval by interval: how long the
 // trial's threads waited for a core (host.trial_cpu_wait_pct: the guest's
-// scheduler) and how late a thread that wakes every 2 ms woke
+// scheduler) and how late a thread that wakes every 5 ms woke
 // (host.wakeup_late_ms: the whole machine paused, as when the hypervisor
 // deschedules the VM). A stalled step inside such a pause is the host's.
 class HostPauses {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 namespace perfgate::sampling {
 
@@ -40,28 +42,63 @@ double HostProbe::run_ms() {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
-WakeupCanary::WakeupCanary(std::chrono::microseconds period)
-    : m_period(period), m_thread([this](std::stop_token stop) { run(stop); }) {}
+namespace {
 
-void WakeupCanary::run(std::stop_token stop) {
-  using clock = std::chrono::steady_clock;
-  auto due = clock::now();
-  while (!stop.stop_requested()) {
-    due += m_period;
-    std::this_thread::sleep_until(due);
-    const auto now = clock::now();
-    const std::int64_t late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count();
-    std::int64_t worst = m_worst_ns.load(std::memory_order_relaxed);
-    while (late_ns > worst && !m_worst_ns.compare_exchange_weak(worst, late_ns, std::memory_order_relaxed)) {
-    }
-    // After a pause, the next wake-up is a period from now: catching up with
-    // the missed ones would report one pause as several.
-    if (now - due > m_period) due = now;
+// The process's one waking thread and the canaries it reports to.
+class Ticker {
+ public:
+  static Ticker& instance() {
+    static Ticker ticker;
+    return ticker;
   }
+  void add(const std::shared_ptr<std::atomic<std::int64_t>>& worst) {
+    std::lock_guard lock(m_mu);
+    m_readers.push_back(worst);
+    if (!m_thread.joinable()) m_thread = std::jthread([this](std::stop_token stop) { run(stop); });
+  }
+
+ private:
+  void run(std::stop_token stop) {
+    using clock = std::chrono::steady_clock;
+    auto due = clock::now();
+    while (!stop.stop_requested()) {
+      due += WakeupCanary::k_period;
+      std::this_thread::sleep_until(due);
+      const auto now = clock::now();
+      const std::int64_t late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count();
+      {
+        std::lock_guard lock(m_mu);
+        std::erase_if(m_readers, [&](const std::weak_ptr<std::atomic<std::int64_t>>& r) {
+          auto worst = r.lock();
+          if (!worst) return true;  // its canary is gone
+          std::int64_t seen = worst->load(std::memory_order_relaxed);
+          while (late_ns > seen && !worst->compare_exchange_weak(seen, late_ns, std::memory_order_relaxed)) {
+          }
+          return false;
+        });
+      }
+      // After a pause, the next wake-up is a period from now: catching up with
+      // the missed ones would report one pause as several.
+      if (now - due > WakeupCanary::k_period) due = now;
+    }
+  }
+
+  std::mutex m_mu;
+  std::vector<std::weak_ptr<std::atomic<std::int64_t>>> m_readers;
+  std::jthread m_thread;  // last: stopped and joined (at exit) before the rest goes
+};
+
+}  // namespace
+
+WakeupCanary::WakeupCanary() : m_worst_ns(std::make_shared<std::atomic<std::int64_t>>(0)) {
+  Ticker::instance().add(m_worst_ns);
 }
 
+// The ticker drops a canary's slot at its next wake-up, once the slot is gone.
+WakeupCanary::~WakeupCanary() = default;
+
 double WakeupCanary::take_worst_late_ms() {
-  return static_cast<double>(m_worst_ns.exchange(0, std::memory_order_relaxed)) * 1e-6;
+  return static_cast<double>(m_worst_ns->exchange(0, std::memory_order_relaxed)) * 1e-6;
 }
 
 }  // namespace perfgate::sampling

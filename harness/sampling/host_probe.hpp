@@ -8,7 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <thread>
+#include <memory>
 #include <vector>
 
 namespace perfgate::sampling {
@@ -29,25 +29,28 @@ class HostProbe {
   std::uint32_t m_position = 0;
 };
 
-// A thread that asks to wake every `period` and notes how late it woke (as
-// cyclictest does). A machine that stops running its tasks for a while (the
+// How late a thread that asks to wake every 5 ms woke (as cyclictest
+// measures). A machine that stops running its tasks for a while (the
 // hypervisor descheduling this VM, a firmware interrupt, a kernel stall)
 // makes it late by about the pause. Sampled series cannot see such a pause
 // when it falls between two samples; this sees every one longer than the
-// period, at the cost of a few hundred wake-ups a second.
+// period. One thread serves the whole process (it started with the first
+// canary: 200 wake-ups a second, ~0.5 % of a core); each canary keeps its
+// own worst since its last read, so side-by-side trials do not share one.
 class WakeupCanary {
  public:
-  explicit WakeupCanary(std::chrono::microseconds period = std::chrono::milliseconds(2));
-  // The longest lateness since the previous call (or the start), in
-  // milliseconds; starts the next interval at zero.
+  static constexpr std::chrono::milliseconds k_period{5};
+
+  WakeupCanary();
+  ~WakeupCanary();
+  WakeupCanary(const WakeupCanary&) = delete;
+  WakeupCanary& operator=(const WakeupCanary&) = delete;
+  // The longest lateness since the previous call (or since this canary was
+  // made), in milliseconds; starts the next interval at zero.
   double take_worst_late_ms();
 
  private:
-  void run(std::stop_token stop);
-
-  std::chrono::microseconds m_period;
-  std::atomic<std::int64_t> m_worst_ns{0};
-  std::jthread m_thread;  // last: stopped and joined before the rest goes
+  std::shared_ptr<std::atomic<std::int64_t>> m_worst_ns;
 };
 
 }  // namespace perfgate::sampling

@@ -402,7 +402,7 @@ class ProcTreeSampler final : public Sampler {
 
 // host: what else loads the machine while the trial runs. The host probe
 // (a fixed piece of work, timed: host.probe_ms), the load average
-// (host.load1), the longest a thread that asks to wake every 2 ms woke late
+// (host.load1), the longest a thread that asks to wake every 5 ms woke late
 // since the last sample (host.wakeup_late_ms: the machine paused), the share
 // of CPU time the hypervisor took (host.steal_pct),
 // the CPU used by processes outside the trial's tree and outside perfgate
