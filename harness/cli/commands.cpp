@@ -25,6 +25,7 @@
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/plan.hpp"
+#include "harness/util/install_paths.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
@@ -71,6 +72,9 @@ void print_plan(const model::Suite& suite, const model::Plan& plan, const runner
       // A soak's trials run for its duration (else the workload's timeout).
       if (name == "duration_s")
         return fmt::format("{:.0f}", soak.enabled && soak.duration_s > 0 ? soak.duration_s : w.timeout_s);
+      // Where the shipped suites' programs are, as the run resolves them.
+      if (name == "suite_dir" || name == "worktree") return suite.dir;
+      if (name == "perfgate_libexec") return util::libexec_dir();
       return "{" + std::string(name) + "}";  // known only when the trial runs
     };
     std::vector<std::string> argv;

@@ -7,7 +7,7 @@ import re
 import unittest
 from pathlib import Path
 
-from support import PerfgateTestCase, flow_list, metric, workload
+from support import PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, flow_list, metric, workload
 
 DRY_TRIAL = re.compile(r"^\s*(\d+)  (.+?)  repeat (\d+)$")
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (.+?) \(repeat (\d+)\)  ")
@@ -73,6 +73,15 @@ workloads:
         self.assertFalse(self.db.exists(), "--dry-run created the database")
         self.assertFalse((self.tmp / "runs").exists(), "--dry-run created artifacts")
         self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), ["bin", "suite.yaml"])
+
+    def test_dry_run_shows_the_programs_a_run_would_start(self):
+        # The shipped smoke suite names {perfgate_libexec}/perfgate-sim: the dry run
+        # shows the path the run resolves (this build folder), not the placeholder.
+        r = self.perfgate("run", SOURCE_DIR / "suites/smoke.yaml", "--dry-run")
+        self.assertExit(r, 0, "run --dry-run of suites/smoke.yaml")
+        sim = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
+        self.assertIn(sim + " ", r.stdout)
+        self.assertNotIn("{perfgate_libexec}", r.stdout)
 
     def test_seed_decides_the_order(self):
         _, first = self.dry("--seed", "7")
