@@ -76,4 +76,22 @@ GroupUsage sample_group(pid_t pgid) {
   return u;
 }
 
+std::optional<double> peak_rss_mb_of(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, pid > 0 ? "/proc/%d/status" : "/proc/self/status", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return std::nullopt;
+  std::optional<double> out;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) {
+      out = static_cast<double>(kb) / 1024.0;
+      break;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
 }  // namespace perfgate::exec

@@ -38,4 +38,9 @@ struct GroupUsage {
 // Scans /proc for members of process group `pgid`.
 GroupUsage sample_group(pid_t pgid);
 
+// VmHWM of /proc/<pid>/status (0: this process): the peak resident size of
+// the program the process runs now, in MB; a process that exec'd counts
+// from its exec. nullopt when it exited or the line is missing.
+std::optional<double> peak_rss_mb_of(pid_t pid);
+
 }  // namespace perfgate::exec
