@@ -32,8 +32,8 @@ model::Case make_case(std::size_t wi, const model::Workload& w, Params p) {
 
 }  // namespace
 
-std::vector<model::Case> expand(const model::Suite& suite) {
-  std::vector<model::Case> out;
+void for_each_params(const model::Suite& suite,
+                     const std::function<bool(std::size_t workload_index, const model::Params& params)>& visit) {
   for (std::size_t wi = 0; wi < suite.workloads.size(); ++wi) {
     const auto& w = suite.workloads[wi];
     std::vector<Params> combos{w.params};
@@ -48,20 +48,31 @@ std::vector<model::Case> expand(const model::Suite& suite) {
         }
       combos = std::move(next);
     }
-    std::set<std::string> seen;
-    for (auto& p : combos) {
+    for (const auto& p : combos) {
       bool excluded = std::any_of(w.exclude.begin(), w.exclude.end(), [&](const Params& ex) { return matches(p, ex); });
-      if (excluded) continue;
-      auto c = make_case(wi, w, std::move(p));
-      if (seen.insert(c.params_json).second) out.push_back(std::move(c));
+      if (!excluded && !visit(wi, p)) return;
     }
     for (const auto& inc : w.include) {
       Params p = w.params;
       for (const auto& [k, v] : inc) p[k] = v;
-      auto c = make_case(wi, w, std::move(p));
-      if (seen.insert(c.params_json).second) out.push_back(std::move(c));
+      if (!visit(wi, p)) return;
     }
   }
+}
+
+std::vector<model::Case> expand(const model::Suite& suite) {
+  std::vector<model::Case> out;
+  std::set<std::string> seen;  // identities of the current workload's cases
+  std::size_t seen_for = 0;
+  for_each_params(suite, [&](std::size_t wi, const Params& p) {
+    if (wi != seen_for) {
+      seen.clear();
+      seen_for = wi;
+    }
+    auto c = make_case(wi, suite.workloads[wi], p);
+    if (seen.insert(c.params_json).second) out.push_back(std::move(c));
+    return true;
+  });
   return out;
 }
 

@@ -2,6 +2,7 @@
 // Matrix expansion: each workload's axes crossed, `exclude` entries dropped,
 // `include` entries added, `--only` filters applied.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@ namespace perfgate::suite {
 
 // Every configuration of every workload, in suite order, axes varying last-fastest.
 std::vector<model::Case> expand(const model::Suite& suite);
+
+// The parameters of the same configurations, in the same order, before
+// they become cases (no identity, label or de-duplication): for checks that
+// need only which parameters each has. `visit` returns false to stop.
+void for_each_params(const model::Suite& suite,
+                     const std::function<bool(std::size_t workload_index, const model::Params& params)>& visit);
 
 // `--only KEY=V1,V2`: keep cases whose KEY is one of the values. KEY may be a
 // parameter ("graph_mode", "dataloader.num_workers") or "workload".
