@@ -21,9 +21,8 @@ namespace {
 // Most configurations one workload's matrix may expand to. A sweep is read
 // trial by trial, at least three a configuration: 10,000 configurations at
 // one second a trial are more than eight hours, a mistake more often than a
-// plan (the shipped sweeps have 4 to 12). Three axes of 1,000 values (10^9)
-// exhausted memory before the first trial; 100,000 took 1 s to load (3 s
-// and 134 MB for a dry run), 10 s under the sanitizers.
+// plan (the shipped sweeps have 2 to 8). Three axes of 1,000 values (10^9)
+// exhausted memory before the first trial.
 constexpr double k_max_configurations = 10000;
 
 }  // namespace
