@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +94,22 @@ std::optional<double> peak_rss_mb_of(pid_t pid) {
   }
   std::fclose(f);
   return out;
+}
+
+double rss_counter_slack_mb() {
+  static const double slack_mb = [] {
+    const long online = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    long ran_on = online;  // the CPUs perfgate's threads may run on bound the CPUs holding a share
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) ran_on = std::min<long>(online, CPU_COUNT(&allowed));
+    // Per-thread caches (before Linux 6.2) hold up to 64 events each; four threads is what perfgate runs.
+    const long batch_pages = std::max(64L, 2 * online);
+    const long counters = 3;
+    const double pages = static_cast<double>(counters * batch_pages * std::max(ran_on, 4L));
+    return pages * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+  }();
+  return slack_mb;
 }
 
 }  // namespace perfgate::exec

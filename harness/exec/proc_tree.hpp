@@ -43,4 +43,15 @@ GroupUsage sample_group(pid_t pgid);
 // from its exec. nullopt when it exited or the line is missing.
 std::optional<double> peak_rss_mb_of(pid_t pid);
 
+// How far apart two readings of one process's RSS may be without any page
+// changing hands, in MB. The kernel keeps RSS counters per CPU (Linux 6.2+;
+// per thread before) and folds a CPU's share into the total only past a
+// batch of max(32, 2 x online CPUs) pages, so a reading made from the
+// totals (what exec copies into ru_maxrss) and one made from the exact sum
+// (what /proc/PID/status shows) differ by up to that batch for each counter
+// (anonymous, file, shared memory) on each CPU the process ran on. Seen on
+// a 2-CPU VM under load: an exec copy of perfgate 11.0 MB read above
+// perfgate's own VmHWM, so a 9.9 MB workload was charged 11.0 MB.
+double rss_counter_slack_mb();
+
 }  // namespace perfgate::exec
