@@ -151,6 +151,15 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     c.metric = it.metric;
     c.metric.better = direction(it);
     c.threshold_rel = policy.threshold_for(c.metric, it.rule);
+    if (c.metric.name == model::harness_metric::peak_rss_mb && policy.peak_rss_floor_mb > 0 &&
+        !it.base.values.empty()) {
+      // Below the launcher's resolution a percentage means nothing (GatePolicy::peak_rss_floor_mb).
+      const double base_mb = std::fabs(stats::median(it.base.values));
+      if (base_mb > 0 && policy.peak_rss_floor_mb / base_mb > c.threshold_rel) {
+        c.threshold_rel = policy.peak_rss_floor_mb / base_mb;
+        c.threshold_floor = policy.peak_rss_floor_mb;
+      }
+    }
     c.n_base = static_cast<int>(it.base.values.size());
     c.n_cand = static_cast<int>(it.cand.values.size());
     c.failed_base = it.base.failed + it.base.non_finite;

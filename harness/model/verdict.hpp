@@ -75,6 +75,12 @@ struct GatePolicy {
   double throughput_threshold = 0.03;
   double latency_threshold = 0.05;
   double memory_threshold = 0.10;
+  // A change of perfgate's own peak_rss_mb smaller than this many MB is
+  // within the threshold, whatever its percentage: a workload smaller than
+  // perfgate (plus the kernel's counter slack) is measured from 50 ms samples
+  // that miss its last moments, and 10 % of 10 MB is below what they resolve
+  // (docs/metric-protocol.md). 0: no floor.
+  double peak_rss_floor_mb = 32;
   // Metrics gated, first match wins. A metric no rule matches is not gated.
   std::vector<MetricRule> rules;
 
@@ -104,6 +110,9 @@ struct Comparison {
   MetricInfo metric;
   VerdictKind verdict = VerdictKind::Inconclusive;
   double threshold_rel = 0;
+  // The absolute floor, in the metric's unit, that set threshold_rel (the
+  // policy's peak_rss_floor, 32 MB); 0 when the percentage stood.
+  double threshold_floor = 0;
   int n_base = 0, n_cand = 0;
   int failed_base = 0, failed_cand = 0;  // trials that produced no value
   double base_median = 0, cand_median = 0;

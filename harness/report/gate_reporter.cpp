@@ -50,6 +50,12 @@ std::string runs_list(const std::vector<store::RunRecord>& runs) {
 
 bool is_failure_test(const Comparison& c) { return c.metric.name == model::k_trials_failed_metric; }
 
+// "±5%", or "±32 MB" when the policy's absolute floor set the threshold.
+std::string threshold_cell(const Comparison& c) {
+  if (c.threshold_floor > 0) return fmt::format("±{:g} {}", c.threshold_floor, c.metric.unit);
+  return fmt::format("±{:.0f}%", c.threshold_rel * 100);
+}
+
 // How much an unchanged or undecided comparison rules out.
 std::string resolution_text(const Comparison& c) {
   if (!c.tested || is_failure_test(c)) return "";
@@ -58,6 +64,9 @@ std::string resolution_text(const Comparison& c) {
                                                    : "no number of candidate trials would (pool more baseline runs)";
     return fmt::format("no change of any size could be flagged at {}/{} trials: {}", c.n_base, c.n_cand, need);
   }
+  if (std::isfinite(c.detectable_rel) && c.threshold_floor > 0)
+    return fmt::format("a change over {:.1f} {} would have been seen", c.detectable_rel * std::fabs(c.base_median),
+                       c.metric.unit);
   if (std::isfinite(c.detectable_rel))
     return fmt::format("a change over {:.1f} % would have been seen", 100 * c.detectable_rel);
   return "";
@@ -167,8 +176,7 @@ TextTable comparison_table(const GateReport& r, bool markdown) {
     if (ratio)
       row.push_back(std::isfinite(c.ratio) ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", c.ratio, c.ratio_low, c.ratio_high)
                                            : "-");
-    for (auto cell : {fmt::format("±{:.0f}%", c.threshold_rel * 100), p_cell(c),
-                      fmt::format("{}/{}", c.n_base, c.n_cand), note_cell(c)})
+    for (auto cell : {threshold_cell(c), p_cell(c), fmt::format("{}/{}", c.n_base, c.n_cand), note_cell(c)})
       row.push_back(std::move(cell));
     t.row(std::move(row));
   }
@@ -212,10 +220,12 @@ std::string gate_headline(const GateReport& r) {
     resolution = fmt::format("; {} comparison(s) could not have flagged a lone regression at their trial counts",
                              r.underpowered);
   } else if (r.outcome == "pass" || r.outcome == "inconclusive") {
-    // The largest change any gated comparison could have missed.
+    // The largest change any gated comparison could have missed, in percent:
+    // those judged against an absolute floor say theirs in their own rows.
     double worst = 0;
     for (const auto& c : r.comparisons)
-      if (c.tested && !is_failure_test(c) && std::isfinite(c.detectable_rel)) worst = std::max(worst, c.detectable_rel);
+      if (c.tested && !is_failure_test(c) && c.threshold_floor == 0 && std::isfinite(c.detectable_rel))
+        worst = std::max(worst, c.detectable_rel);
     if (worst > 0) resolution = fmt::format("; no change over {:.1f} % could have been missed", 100 * worst);
   }
   return fmt::format("{}: {} (run {} of {} against run{} {}{}{})", word, counts_text(r.counts), r.candidate.id,
@@ -332,9 +342,9 @@ std::string gate_junit(const GateReport& r) {
   for (const auto& c : r.comparisons) {
     std::string classname = c.workload + (c.label.empty() ? "" : " " + c.label);
     std::string detail =
-        fmt::format("{}: {} -> {}, change {} (CI {}), threshold ±{:.0f}%, p adj {}, n {}/{}{}", c.metric.name,
+        fmt::format("{}: {} -> {}, change {} (CI {}), threshold {}, p adj {}, n {}/{}{}", c.metric.name,
                     median_cell(c.base_median, c, c.n_base), median_cell(c.cand_median, c, c.n_cand), change_cell(c),
-                    interval_cell(c), c.threshold_rel * 100, p_cell(c), c.n_base, c.n_cand,
+                    interval_cell(c), threshold_cell(c), p_cell(c), c.n_base, c.n_cand,
                     note_cell(c).empty() ? "" : "; " + note_cell(c));
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(classname), xml_escape(c.metric.name));
     switch (c.verdict) {
@@ -425,6 +435,7 @@ std::string gate_json(const GateReport& r) {
          {"better", model::to_string(c.metric.better)},
          {"verdict", model::to_string(c.verdict)},
          {"threshold", c.threshold_rel},
+         {"threshold_floor", c.threshold_floor > 0 ? json(c.threshold_floor) : json(nullptr)},
          {"n_base", c.n_base},
          {"n_cand", c.n_cand},
          {"failed_base", c.failed_base},

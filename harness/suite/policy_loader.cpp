@@ -6,6 +6,7 @@
 
 #include "harness/suite/yaml_helpers.hpp"
 #include "harness/util/strings.hpp"
+#include "harness/util/units.hpp"
 
 namespace perfgate::suite {
 using namespace yaml;
@@ -17,7 +18,7 @@ const std::vector<std::string> k_policy_keys = {
     "baseline_outlier_mads", "thresholds", "metrics",    "underpowered", "failures",    "history_runs"};
 const std::vector<std::string> k_underpowered_values = {"adaptive", "fail", "warn"};
 const std::vector<std::string> k_failures_values = {"strict", "test"};
-const std::vector<std::string> k_threshold_keys = {"throughput", "latency", "memory"};
+const std::vector<std::string> k_threshold_keys = {"throughput", "latency", "memory", "peak_rss_floor"};
 const std::vector<std::string> k_rule_keys = {"name", "better", "threshold", "min_trials", "ignore"};
 
 Expected<model::MetricRule> read_rule(const Ctx& c, const YAML::Node& n) {
@@ -149,6 +150,14 @@ Expected<model::GatePolicy> load_gate_policy_text(const std::string& text, const
       if (!v) return v.error();
       if (*v <= 0) return err_at(c, t[key], fmt::format("thresholds.{} must be above 0", key));
       *out = *v;
+    }
+    if (const auto& f = t["peak_rss_floor"]) {
+      auto b = f.IsScalar() ? util::parse_bytes(f.Scalar()) : Expected<std::uint64_t>(Error::input(""));
+      if (!b)
+        return err_at(c, f,
+                      fmt::format("thresholds.peak_rss_floor must be a size such as 32MB (0: no floor), found {}",
+                                  f.IsScalar() ? "'" + f.Scalar() + "'" : type_name(f)));
+      p.peak_rss_floor_mb = static_cast<double>(*b) / (1024.0 * 1024.0);
     }
   }
   if (r["metrics"]) {

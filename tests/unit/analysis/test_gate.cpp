@@ -72,6 +72,32 @@ TEST_CASE("a significant change smaller than the threshold is unchanged", "[gate
   CHECK(c.change_high_rel < 0.05);
 }
 
+TEST_CASE("a peak RSS change below the policy's floor in MB is unchanged; above it, judged in percent", "[gate]") {
+  // A 10 MB workload measured from samples: +12 % is 1.2 MB, under the 32 MB floor.
+  auto small = item("a", "peak_rss_mb", Better::Lower, noisy(10, 0.01, 15, 7), noisy(11.2, 0.01, 15, 8));
+  small.metric.unit = "MB";
+  auto c = one(small);
+  CHECK(c.p_value < 0.001);
+  CHECK(c.threshold_rel == Approx(3.2).epsilon(0.02));  // 32 MB of ~10 MB
+  CHECK(c.threshold_floor == 32);
+  CHECK(c.verdict == VerdictKind::Unchanged);
+  // Without the floor the same numbers are a regression.
+  auto no_floor = model::default_gate_policy();
+  no_floor.peak_rss_floor_mb = 0;
+  CHECK(one(small, no_floor).verdict == VerdictKind::Regression);
+  // A 4 GB job: 32 MB is 0.8 %, so the 10 % threshold decides.
+  auto big = item("a", "peak_rss_mb", Better::Lower, noisy(4096, 0.01, 15, 9), noisy(4096 * 1.2, 0.01, 15, 10));
+  big.metric.unit = "MB";
+  auto b = one(big);
+  CHECK(b.threshold_rel == Approx(0.10));
+  CHECK(b.threshold_floor == 0);
+  CHECK(b.verdict == VerdictKind::Regression);
+  // Other memory metrics (the workload's own) have no floor.
+  auto act = item("a", "act_mb", Better::Lower, noisy(10, 0.01, 15, 7), noisy(11.2, 0.01, 15, 8));
+  act.metric.unit = "MB";
+  CHECK(one(act).threshold_rel == Approx(0.10));
+}
+
 TEST_CASE("noisy data is inconclusive and says how many trials would decide", "[gate]") {
   auto c = one(item("a", "step_time_ms", Better::Lower, noisy(100, 0.08, 15, 5), noisy(104, 0.08, 5, 6)));
   CHECK(c.verdict == VerdictKind::Inconclusive);

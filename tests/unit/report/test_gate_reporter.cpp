@@ -98,3 +98,30 @@ TEST_CASE("the terminal table has colour only when asked", "[report]") {
   CHECK_THAT(coloured, Catch::Contains("\x1b[31mregression"));
   CHECK_THAT(coloured, Catch::Contains("+10.0%"));
 }
+
+TEST_CASE("a threshold set by the peak RSS floor reads in MB, and stays out of the headline's percentage", "[report]") {
+  auto r = sample();
+  for (auto& c : r.comparisons) {
+    c.verdict = model::VerdictKind::Unchanged;
+    c.detectable_rel = 0.07;
+  }
+  model::Comparison rss = r.comparisons[1];
+  rss.metric = model::MetricInfo{"peak_rss_mb", "MB", model::Better::Lower};
+  rss.base_median = 12.5;
+  rss.threshold_floor = 32;
+  rss.threshold_rel = rss.detectable_rel = 32 / 12.5;
+  r.comparisons.push_back(rss);
+  r.counts = analysis::count_verdicts(r.comparisons);
+  r.outcome = report::gate_outcome(r.counts);
+  CHECK(report::gate_headline(r) ==
+        "PASS: 3 unchanged (run 12 of nightly against run 9; no change over 7.0 % could have been missed)");
+  auto table = report::gate_table(r, false);
+  CHECK_THAT(table, Catch::Contains("±32 MB"));
+  CHECK_THAT(table, Catch::Contains("±5%"));
+  CHECK_THAT(table, !Catch::Contains("256%"));
+  auto j = nlohmann::json::parse(report::gate_json(r));
+  CHECK(j["comparisons"][2]["threshold_floor"] == 32.0);
+  CHECK(j["comparisons"][2]["resolution"] == "a change over 32.0 MB would have been seen");
+  CHECK(j["comparisons"][0]["threshold_floor"].is_null());
+  CHECK(j["comparisons"][0]["resolution"] == "a change over 7.0 % would have been seen");
+}

@@ -29,6 +29,7 @@ TEST_CASE("the shipped configs/gate.yaml is the built-in policy", "[policy]") {
   CHECK(p->throughput_threshold == Approx(d.throughput_threshold));
   CHECK(p->latency_threshold == Approx(d.latency_threshold));
   CHECK(p->memory_threshold == Approx(d.memory_threshold));
+  CHECK(p->peak_rss_floor_mb == Approx(d.peak_rss_floor_mb));
   REQUIRE(p->rules.size() == d.rules.size());
   for (std::size_t i = 0; i < d.rules.size(); ++i) {
     CHECK(p->rules[i].pattern == d.rules[i].pattern);
@@ -43,7 +44,7 @@ fdr: 0.05
 correction: holm
 min_trials: 4
 baseline_outlier_mads: 0
-thresholds: {throughput: 2%, latency: "7 %", memory: 0.2}
+thresholds: {throughput: 2%, latency: "7 %", memory: 0.2, peak_rss_floor: 1GB}
 metrics:
   - throughput
   - {name: "*_ms", threshold: 8%, better: lower, min_trials: 5}
@@ -58,6 +59,7 @@ metrics:
   CHECK(p->throughput_threshold == Approx(0.02));
   CHECK(p->latency_threshold == Approx(0.07));
   CHECK(p->memory_threshold == Approx(0.2));
+  CHECK(p->peak_rss_floor_mb == Approx(1024));
   REQUIRE(p->rules.size() == 3);
   CHECK(p->rules[1].threshold_rel.value() == Approx(0.08));
   CHECK(p->rules[1].min_trials.value() == 5);
@@ -83,6 +85,10 @@ TEST_CASE("bad policies name file, line and key", "[policy]") {
   CHECK_THAT(error_of("fdr: 0.9\n"), Catch::Contains("between 0 and 0.5"));
   CHECK_THAT(error_of("thresholds: {latency: -1%}\n"), Catch::Contains("thresholds.latency"));
   CHECK_THAT(error_of("correction: bonferroni\n"), Catch::Contains("holm"));
+  CHECK_THAT(error_of("thresholds:\n  peak_rss_floor: lots\n"),
+             Catch::Contains("gate.yaml:2:19") && Catch::Contains("thresholds.peak_rss_floor must be a size") &&
+                 Catch::Contains("'lots'"));
+  CHECK_THAT(error_of("thresholds: {peak_rss_floor: [1]}\n"), Catch::Contains("thresholds.peak_rss_floor"));
   CHECK_THAT(error_of("metrics: []\n"), Catch::Contains("non-empty list"));
   CHECK_THAT(error_of("metrics:\n  - {threshold: 3%}\n"),
              Catch::Contains("gate.yaml:2:5") && Catch::Contains("needs 'name'"));
