@@ -23,6 +23,15 @@ namespace perfgate::analysis {
 
 namespace {
 
+// Whether the trial's own CPU moved from `before` to `after` (% of one core)
+// far enough the way `sign` says for the machine's CPU pressure and the
+// trial's run-queue wait beside it to be the trial's doing rather than the
+// host's: a tenth of its level and two points at least. A sim spinning 20 %
+// longer per step went 20 -> 26 % (+32 %) on a saturated machine.
+bool trial_cpu_moved(double before, double after, double sign) {
+  return (after - before) * sign >= std::max(2.0, 0.10 * std::fabs(before));
+}
+
 bool is_time_metric(std::string_view name) {
   return name == "step_time_ms" || name == "latency_ms" || name.ends_with("_time_ms");
 }
@@ -31,7 +40,7 @@ bool is_time_metric(std::string_view name) {
 // for host events, never findings of their own.
 bool is_host_context(std::string_view name) {
   return name == k_host_probe_metric || name == k_host_other_cpu_metric || name == "host.cpu_pressure_pct" ||
-         name == k_host_trial_wait_metric || name == k_host_wakeup_late_metric;
+         name == k_host_trial_wait_metric || name == k_host_wakeup_late_metric || name == k_trial_cpu_metric;
 }
 
 // Which series a soak report looks at: how long a step takes, how much gets
@@ -417,7 +426,23 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // the hypervisor's share or the CPU's clock followed), so a host change
 // that still holds also explains a step up to three times `near_s` after it.
 // "" when none did, else one phrase saying which and how much.
+// Whether the trial's own CPU stepped the way that, on a full machine, makes
+// it wait more for a core (sign > 0) or less, near time t: then the CPU
+// pressure and the trial's run-queue wait moved because the workload asked
+// for more (or less) CPU, which is the workload's change, not the host's. A
+// sim whose steps spun 20 % longer on a saturated 2-core machine raised the
+// machine's pressure 65 -> 78 % and its own wait with it.
+bool trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+  for (const auto& m : trial.metrics) {
+    if (m.metric != k_trial_cpu_metric) continue;
+    for (const auto& st : m.steps)
+      if (std::fabs(t - st.t_s) <= near_s && trial_cpu_moved(st.before, st.after, sign)) return true;
+  }
+  return false;
+}
+
 std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+  const bool self_demand = trial_cpu_step_near(trial, t, near_s, sign);
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
       const double lag_s = t - st.t_s;
@@ -433,11 +458,11 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
         if ((st.after - st.before) * sign >= 25)
           return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core at {}", st.before, st.after,
                              util::format_hms(st.t_s));
-      } else if (m.metric == "host.cpu_pressure_pct") {
+      } else if (m.metric == "host.cpu_pressure_pct" && !self_demand) {
         if ((st.after - st.before) * sign >= 10)
           return fmt::format("CPU pressure (tasks waiting for a core) went {:.0f} -> {:.0f} % at {}", st.before,
                              st.after, util::format_hms(st.t_s));
-      } else if (m.metric == k_host_trial_wait_metric) {
+      } else if (m.metric == k_host_trial_wait_metric && !self_demand) {
         // Waiting a tenth of the time more for a core is a tenth slower at least.
         if ((st.after - st.before) * sign >= 10)
           return fmt::format("the trial's threads waited for a core {:.0f} -> {:.0f} % of the time from {}", st.before,
@@ -452,6 +477,14 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
 // the rest of its windows.
 std::string host_drift(const TrialSoak& trial, double sign) {
   const double third = trial.wall_s / 3;
+  // As for steps: a trial that asked for more CPU raised the pressure and
+  // its own wait itself.
+  bool self_demand = false;
+  for (const auto& m : trial.metrics) {
+    if (m.metric != k_trial_cpu_metric || m.window_t.empty()) continue;
+    const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
+    self_demand = std::isfinite(before) && std::isfinite(after) && trial_cpu_moved(before, after, sign);
+  }
   for (const auto& m : trial.metrics) {
     if (m.window_t.empty()) continue;
     const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
@@ -460,6 +493,7 @@ std::string host_drift(const TrialSoak& trial, double sign) {
       return fmt::format("the host probe took {:+.0f} % after the first third", 100 * (after / before - 1));
     if (m.metric == k_host_other_cpu_metric && (after - before) * sign >= 25)
       return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core", before, after);
+    if (self_demand) continue;
     if (m.metric == "host.cpu_pressure_pct" && (after - before) * sign >= 10)
       return fmt::format("CPU pressure went {:.0f} -> {:.0f} %", before, after);
     if (m.metric == k_host_trial_wait_metric && (after - before) * sign >= 10)

@@ -92,6 +92,11 @@ inline constexpr std::string_view k_host_probe_metric = "host.probe_ms";
 inline constexpr std::string_view k_host_other_cpu_metric = "host.other_cpu_pct";
 inline constexpr std::string_view k_host_trial_wait_metric = "host.trial_cpu_wait_pct";
 inline constexpr std::string_view k_host_wakeup_late_metric = "host.wakeup_late_ms";
+// The trial's own CPU (sampler `proc`, % of one core): a trial that asks for
+// more CPU on a full machine waits more for a core and raises the machine's
+// CPU pressure itself, so those two witness the host only when this did not
+// rise with them.
+inline constexpr std::string_view k_trial_cpu_metric = "host.cpu_pct";
 
 // When the host held a trial up, sampling interval by interval: how long the
 // trial's threads waited for a core (host.trial_cpu_wait_pct: the guest's

@@ -249,6 +249,56 @@ TEST_CASE("a host change that ended, or ended long ago, explains no later step",
   }
 }
 
+TEST_CASE("CPU pressure that rose with the trial's own CPU is the trial's doing, not the host's", "[soak]") {
+  // A saturated machine: pressure 66 -> 77 % at 14 s, the step +27.6 % at
+  // 15 s (what a sim spinning 20 % longer per step did beside three busy loops).
+  auto trial_with = [](double cpu_before, double cpu_after) {
+    analysis::TrialSoak trial;
+    trial.wall_s = 30;
+    auto series = [](std::string name, double at_s, double before, double after) {
+      analysis::MetricTrend m;
+      m.metric = std::move(name);
+      for (int w = 0; w < 30; ++w) {
+        m.window_t.push_back(w + 0.5);
+        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
+      }
+      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.005});
+      return m;
+    };
+    trial.metrics.push_back(series("host.cpu_pressure_pct", 14, 66, 77));
+    trial.metrics.push_back(series(std::string(analysis::k_host_trial_wait_metric), 15, 25, 28));
+    trial.metrics.push_back(series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after));
+    trial.findings.push_back(
+        {"staircase", "step_time_ms", 27.6, "%", "step_time_ms: a step of +27.6 %", {{15, 39.6, ""}}});
+    return trial;
+  };
+  SECTION("the trial's CPU stayed: the host got busier") {
+    auto trial = trial_with(20, 20);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    REQUIRE(trial.host_events.size() == 1);
+    CHECK_THAT(trial.host_events[0].summary, Catch::Contains("CPU pressure"));
+  }
+  SECTION("the trial's CPU fell: it got less of the machine") {
+    auto trial = trial_with(20, 15);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    CHECK(trial.host_events.size() == 1);
+  }
+  SECTION("the trial's CPU rose 20 -> 26 %: the slowdown is the workload's") {
+    auto trial = trial_with(20, 26);
+    analysis::separate_host_events(trial, options(1));
+    REQUIRE(trial.findings.size() == 1);
+    CHECK(trial.findings[0].metric == "step_time_ms");
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("a rise under a tenth of the trial's level is noise, not demand") {
+    auto trial = trial_with(60, 64);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+  }
+}
+
 TEST_CASE("host pauses: an unusual interval's wait or lateness, beyond the typical one", "[soak]") {
   analysis::HostPauses h;
   // Wait 2 % of each 250 ms interval (5 ms), the canary 1 ms late; the
