@@ -132,17 +132,27 @@ class CrashingBuild(GateTestCase):
 class Resolution(GateTestCase):
     def test_an_underpowered_gate_runs_more_trials_first_then_states_what_it_rules_out(self):
         suite = self.noisy_suite(name="small", repeats=3)
+        # Three older runs: the history that tells the run-to-run spread (two
+        # baseline runs alone leave it to one degree of freedom).
+        for _ in range(3):
+            self.run_suite(suite)
         self.run_suite(suite, "--tag", "nightly")
         self.run_suite(suite, "--tag", "nightly")
         cand = self.run_suite(suite)
         # 6 baseline trials against 3: the smallest p is 2 / C(9, 3) = 0.024, above
         # what the gate's level needs; the policy's `underpowered: adaptive` reruns.
-        r, report = self.gate_json("--baseline", "tag:nightly", expect=EXIT_OK)
+        # The reported metrics only, whose values are seeded and so the same
+        # on a busy machine: peak_rss_mb, which the launcher measures, spreads
+        # 5-10 % between runs under load, and a metric's run-to-run spread
+        # leans on the whole gate's when the metric has one configuration.
+        r, report = self.gate_json("--baseline", "tag:nightly", "--metric", "step_time_ms", "--metric",
+                                   "throughput", expect=EXIT_OK)
         self.assertIn("cannot reach the policy's level", r.stderr)
         self.assertGreater(report["adaptive"]["trials_added"], 0)
         self.assertEqual(self.trial_count(cand), 3 + report["adaptive"]["trials_added"])
         self.assertEqual(report["underpowered"], 0)
-        self.assertEqual(report["outcome"], "pass")
+        self.assertEqual(report["outcome"], "pass",
+                         [c for c in report["comparisons"] if c["verdict"] not in ("unchanged", "improved")])
         step = self.comparison(report, "step_time_ms")
         self.assertFalse(step["underpowered"])
         self.assertIsInstance(step["detectable"], float)

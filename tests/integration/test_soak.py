@@ -73,10 +73,14 @@ class SoakFindings(SoakTestCase):
         # change. A memory-bound step (96 MB of activations) measured this VM's
         # neighbours instead: once, alone on a quiet machine (other processes 2-5 %
         # of a core, the probe steady), its last four seconds were 10 % slower, a
-        # real level shift the analysis rightly reported. The step, ~26 ms, keeps a
-        # scheduler hiccup of a loaded 2-core machine (one scheduling period, ~24 ms
-        # with three busy threads per two cores) below the 3x that makes a stall.
-        r = self.soak(["--num-workers", "0", "--read-us", "500", "--decode-work", "0"], "12s")
+        # real level shift the analysis rightly reported. The step, 32 reads of
+        # 1.5 ms (~58 ms), keeps a scheduler hiccup of a loaded 2-core machine (one
+        # scheduling period, ~24 ms with three busy threads per two cores) and
+        # this VM's own (CI once saw two steps of a 500 us read 62-68 ms late,
+        # 3.5-3.8x, with perfgate's wake-up canary on time: one virtual CPU held
+        # up, which the guest cannot see; /proc/stat's steal stays 0 here) below
+        # the 3x that makes a stall.
+        r = self.soak(["--num-workers", "0", "--read-us", "1500", "--decode-work", "0"], "12s")
         self.assertExit(r, 0, "soak")
         rep = self.report()
         (trial,) = rep["trials"]
@@ -147,10 +151,11 @@ class SoakFindings(SoakTestCase):
         # The host sampler saw the busy loops: other processes took more CPU, or (on a
         # machine already saturated) the trial's own threads waited longer for a core and
         # the kernel's CPU pressure rose (with two busy loops already running when the test
-        # began: wait +19.8, other CPU +15, pressure 53 -> 100 %).
+        # began: wait +19.8, other CPU +15, pressure 53 -> 100 %; with three: wait +18.4,
+        # other CPU +14, pressure 87 -> 101 %).
         rise = max(host[m]["last_window"] - host[m]["first_window"]
                    for m in ("host.other_cpu_pct", "host.trial_cpu_wait_pct", "host.cpu_pressure_pct") if m in host)
-        self.assertGreater(rise, 20, host)
+        self.assertGreater(rise, 12, host)
         for event in trial["host_events"]:
             self.assertIn("host event", event["summary"])
 
@@ -273,8 +278,9 @@ workloads:
         (trial,) = rep["trials"]
         step = self.metric(trial, "step_time_ms")
         # Samples are committed every 2 s: at least the first few seconds are there.
+        # (How many steps that is depends on the machine's load: the windows are the evidence.)
         self.assertGreaterEqual(step["windows"], 2, json.dumps(trial, indent=1))
-        self.assertGreater(step["samples"], 50)
+        self.assertGreaterEqual(step["samples"], 2)
         # The next perfgate on this host marks the abandoned run interrupted.
         again = self.write_suite("suite: other\nworkloads:\n  - name: w\n    command: [true]\n    repeats: 1\n", name="o.yaml")
         self.assertExit(self.perfgate("run", again, "-q"), 0)
@@ -285,20 +291,28 @@ workloads:
     def test_the_shipped_soak_suite_runs(self):
         # suites/soak.yaml: perfgate-sim and real PyTorch DDP training, each for the duration,
         # side by side on two (fake) NPU slots: the soak takes its duration once, not per workload.
-        t0 = time.monotonic()
         r = self.perfgate("soak", SOURCE_DIR / "suites/soak.yaml", "--duration", "12s", "--window", "2s",
                           "--tag", "soak", "--slots", "npu:0-1", timeout=300)
-        elapsed = time.monotonic() - t0
         self.assertExit(r, 0, "soak of suites/soak.yaml")
-        self.assertLess(elapsed, 20, "two 12-second workloads side by side")
         rep = self.report(window="2s")
         by = {t["workload"]: t for t in rep["trials"]}
         self.assertEqual(set(by), {"sim", "torch-train"})
+        self.assertGreater(by["sim"]["steps"], 10)
+        # torch-train's steps depend on the machine's load: quiet, 20 in 12 s (10 of them
+        # warm-up); beside three busy loops on 2 cores it got 37 % of a core and made
+        # none, and during the whole test suite it printed nothing in 12 s (importing
+        # torch). Its training is tested in test_torch_workloads; here, that the soak
+        # ran it for the duration and stopped it as a success.
         for name, t in by.items():
             self.assertEqual(t["status"], "ok", t)
-            self.assertGreater(t["steps"], 10, name)
             self.assertGreaterEqual(t["wall_s"], 11, name)
             self.assertTrue(any(m["metric"] == "host.rss_mb" for m in t["metrics"]), "the suite samples the process tree")
+        # Side by side, each for the duration: each trial started before the other ended
+        # (from the store's clock, so a loaded machine cannot make it fail).
+        spans = {name: (start, start + wall) for name, start, wall in
+                 self.query("SELECT c.workload, t.started_at, t.wall_s FROM trials t JOIN configs c ON c.id = t.config_id")}
+        self.assertLess(spans["sim"][0], spans["torch-train"][1], spans)
+        self.assertLess(spans["torch-train"][0], spans["sim"][1], spans)
         r = self.perfgate("checklist", SOURCE_DIR / "configs/release-checklist.yaml", "--run", "latest:soak",
                           "--window", "2s", "--format", "json")
         self.assertIn(r.returncode, (0, 1), r.stderr)
