@@ -161,15 +161,17 @@ class SoakFindings(SoakTestCase):
 
     def test_staircase_is_found_where_and_as_large_as_injected(self):
         # The case: 1.2x from T on. The step is mostly storage latency
-        # (in-line loading, 32 reads of 500 us: waits the host's speed does not
-        # change) and the slowdown stretches the whole step. A compute-bound step
-        # measured this VM's neighbours instead: level shifts of 10-20 % lasting
-        # tens of seconds moved the found step to 14 or 17 s, or hid it, in about
-        # one run of six; here a second's median moves 3-4 %.
-        # 30 windows of ~35 steps give the change-point test its power (a 18 %
-        # step against 3-4 % of window noise, 15 windows a side).
-        r = self.soak(["--slowdown-at-s", "15", "--slowdown-factor", "1.2", "--num-workers", "0", "--read-us", "500",
-                       "--decode-work", "0"], "30s", window="1s")
+        # (in-line loading, 4 reads of 4 ms: waits the host's speed does not
+        # change, few enough that wake-up delays stay small) with 0.6 ms of
+        # compute, and the slowdown stretches the whole step. A step with more
+        # compute measured this VM's neighbours instead: with 32 reads of 500 us
+        # and 9 ms of compute, run alone in CI, a level shift moved the found step
+        # to 19 s (+12 %); with 32 reads and 1.7 ms of compute, wake-up delays
+        # shifted levels by 7-11 % in two runs of two.
+        # 30 windows of ~55 steps give the change-point test its power (a 20 %
+        # step against 6-7 % of window noise, 15 windows a side).
+        r = self.soak(["--slowdown-at-s", "15", "--slowdown-factor", "1.2", "--num-workers", "0", "--batch", "4",
+                       "--read-us", "4000", "--act-mb", "1", "--decode-work", "0"], "30s", window="1s")
         self.assertExit(r, 0, "soak")
         (trial,) = self.report(window="1s")["trials"]
         self.assertTrue([f for f in self.findings(trial, "staircase") if f["metric"] == "step_time_ms"],
@@ -179,10 +181,11 @@ class SoakFindings(SoakTestCase):
         steps = self.metric(trial, "step_time_ms")["staircase"]
         near = [s for s in steps if abs(s["t_s"] - 15) <= 1.5]
         self.assertEqual(len(near), 1, steps)
-        # 1.2x of the step up to the fault knobs is about +18 % of the whole step
-        # (measured +17 to +19 %); the run's noise moves it a few points.
+        # 1.2x of the step up to the fault knobs is about +20 % of the whole step
+        # (measured +20.1, +21.2, +23.3 % on a quiet machine, +26.4 % beside a busy
+        # loop: the spin then waits for a core too).
         self.assertGreater(near[0]["change_pct"], 10, near)
-        self.assertLess(near[0]["change_pct"], 30, near)
+        self.assertLess(near[0]["change_pct"], 35, near)
 
     def test_stalls_are_counted(self):
         r = self.soak(["--stall-every", "40", "--stall-ms", "150"], "8s")
