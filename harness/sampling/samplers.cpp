@@ -355,7 +355,7 @@ class ProcTreeSampler final : public Sampler {
     }
 
     long long rss_pages = 0, threads = 0, cpu_ticks = 0;
-    int members = 0;
+    int members = 0, live = 0;
     m_members.clear();
     for (std::size_t i = 0; i < read.size(); ++i) {
       if (!member[i]) {
@@ -366,6 +366,7 @@ class ProcTreeSampler final : public Sampler {
       m_members.push_back(read[i].pid);
       cpu_ticks += read[i].own_cpu_ticks + read[i].child_cpu_ticks;  // a zombie still holds its CPU time until reaped
       if (read[i].state == 'Z') continue;                            // but no memory and no running threads
+      ++live;
       rss_pages += read[i].rss_pages;
       threads += read[i].threads;
     }
@@ -377,15 +378,20 @@ class ProcTreeSampler final : public Sampler {
     if (members == 0) return std::vector<Reading>{};
 
     std::vector<Reading> out;
-    out.push_back(
-        {"host.rss_mb", static_cast<double>(rss_pages) * static_cast<double>(page_bytes) / (1024.0 * 1024.0)});
+    // A tree of zombies has exited and waits to be reaped: its memory did not
+    // fall to 0, it ended (an instrumented perfgate, slower to reap, once
+    // stored a 0 MB last sample of a 10 MB workload). Its CPU time is final.
+    if (live > 0) {
+      out.push_back(
+          {"host.rss_mb", static_cast<double>(rss_pages) * static_cast<double>(page_bytes) / (1024.0 * 1024.0)});
+      out.push_back({"host.threads", static_cast<double>(threads)});
+    }
     const double cpu_s = static_cast<double>(cpu_ticks) / static_cast<double>(ticks_per_s);
     if (m_has_previous) {
       const double wall_s = std::chrono::duration<double>(now - m_previous_time).count();
       // Below a millisecond the clock-tick resolution (10 ms) makes the ratio meaningless.
       if (wall_s >= 1e-3) out.push_back({"host.cpu_pct", std::max(0.0, 100.0 * (cpu_s - m_previous_cpu_s) / wall_s)});
     }
-    out.push_back({"host.threads", static_cast<double>(threads)});
     m_has_previous = true;
     m_previous_cpu_s = cpu_s;
     m_previous_time = now;

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -189,6 +190,27 @@ TEST_CASE("proc sampler: a process that is gone gives no readings, a bad pid an 
   auto bad = sampler->sample(0);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("0 is not a process id"));
+}
+
+TEST_CASE("proc sampler: a tree that exited and awaits its reaper has no memory readings, only its CPU", "[sampling]") {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(0);
+  // Not reaped yet: a zombie, as a trial is between its exit and the launcher's waitpid.
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    if (line.find(") Z ") != std::string::npos) break;
+    sleep_ms(5);
+  }
+  auto sampler = make("proc");
+  auto r = sampler->sample(pid);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(r);
+  CHECK_FALSE(value(*r, "host.rss_mb"));
+  CHECK_FALSE(value(*r, "host.threads"));
 }
 
 TEST_CASE("npu-smi sampler reads the fake npu-smi", "[sampling]") {
