@@ -84,13 +84,16 @@ class SoakFindings(SoakTestCase):
         self.assertExit(r, 0, "soak")
         rep = self.report()
         (trial,) = rep["trials"]
-        self.assertEqual(trial["status"], "ok", "a soak trial still running at its deadline is ok")
-        self.assertGreaterEqual(trial["wall_s"], 11.5)
-        self.assertLess(trial["wall_s"], 20)
-        self.assertEqual(trial["findings"], [], json.dumps(trial, indent=1))
+        # Each failure message carries the whole trial: one failed once, alone, and
+        # passed 8 reruns, quiet and beside two fuzzers.
+        shown = json.dumps(trial, indent=1)
+        self.assertEqual(trial["status"], "ok", "a soak trial still running at its deadline is ok\n" + shown)
+        self.assertGreaterEqual(trial["wall_s"], 11.5, shown)
+        self.assertLess(trial["wall_s"], 20, shown)
+        self.assertEqual(trial["findings"], [], shown)
         step = self.metric(trial, "step_time_ms")
-        self.assertGreaterEqual(step["windows"], 10)
-        self.assertIn("no findings", r.stdout, "the soak prints its analysis at the end")
+        self.assertGreaterEqual(step["windows"], 10, shown)
+        self.assertIn("no findings", r.stdout, "the soak prints its analysis at the end\n" + r.stdout + r.stderr)
 
     def test_a_paused_machine_is_a_host_event_a_paused_workload_a_stall(self):
         # The flat soak above, paused for 400 ms four seconds in: once the whole
