@@ -85,7 +85,7 @@ class SoakFindings(SoakTestCase):
         rep = self.report()
         (trial,) = rep["trials"]
         # Each failure message carries the whole trial: one failed once, alone, and
-        # passed 8 reruns, quiet and beside two fuzzers.
+        # passed 9 reruns, quiet and beside two fuzzers.
         shown = json.dumps(trial, indent=1)
         self.assertEqual(trial["status"], "ok", "a soak trial still running at its deadline is ok\n" + shown)
         self.assertGreaterEqual(trial["wall_s"], 11.5, shown)
