@@ -145,12 +145,15 @@ void Job::decide_next_step() {
 double Job::compile(RankState& st) {
   // Graph mode's one-time cost, all of it real work: build every op's kernel
   // (a fixed amount of code generation per op) and autotune the matmul tile
-  // by timing each candidate.
+  // by timing each candidate. A million rounds per op put the compile near
+  // eight steady steps: at a fifth of that the first step was 3.3-4.2 steps,
+  // and on a loaded machine it fell under the factor of 3 that marks a
+  // compile step (stats/steady_state.hpp), so graph mode's cost went uncut.
   auto t0 = Clock::now();
   int ops = m_cfg.layers * ((m_fused ? 1 : 4) + (m_fused ? 1 : 3) + 5) + 2;
   volatile std::uint64_t h = 1469598103934665603ull;
   for (int op = 0; op < ops; ++op)
-    for (int i = 0; i < 200000; ++i) h = (h ^ static_cast<std::uint64_t>(i + op)) * 1099511628211ull;
+    for (int i = 0; i < 1000000; ++i) h = (h ^ static_cast<std::uint64_t>(i + op)) * 1099511628211ull;
   const int w = m_cfg.width, b = m_cfg.batch;
   double best = 1e9;
   for (int tile : {16, 32, 64, 128, 256}) {
