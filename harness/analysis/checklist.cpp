@@ -287,7 +287,7 @@ class Evaluator {
         case CheckKind::Hangs:
           seen = true;
           for (const auto& f : t.findings)
-            if (f.kind == "hang") {
+            if (f.kind == "hang" || f.kind == "no_steps") {  // a trial that never stepped did not run
               total += 1;
               ev.push_back(fmt::format("{}: {}", who, f.summary));
             }

@@ -621,6 +621,17 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       const double last = tr.last_step_s;
       ts.findings.push_back(
           {"hang", "", last, "s", tr.error.substr(0, tr.error.find(';')), {{last, last, "last step"}}});
+    } else if (tr.status == model::TrialStatus::Ok && tr.steps == 0) {
+      // A soak shorter than --hang-after whose workload never reported a
+      // step ends "ok": nothing was measured, which a release checklist must
+      // not read as "no findings".
+      ts.findings.push_back({"no_steps",
+                             "",
+                             tr.wall_s,
+                             "s",
+                             fmt::format("no step record in the whole {} trial, so nothing to judge{}",
+                                         util::format_hms(tr.wall_s), tr.notes.empty() ? "" : " (" + tr.notes + ")"),
+                             {}});
     }
     separate_host_events(ts, opt);
     rep.trials.push_back(std::move(ts));

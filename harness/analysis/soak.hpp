@@ -36,7 +36,7 @@ struct Evidence {
 };
 
 struct Finding {
-  std::string kind;  // drift | memory_growth | staircase | stalls | jitter | nan_loss | hang
+  std::string kind;  // drift | memory_growth | staircase | stalls | jitter | nan_loss | hang | no_steps
   std::string metric;
   double value = 0;  // drift %/h, MB/h, step size %, stall count, worst p99/p50, NaN count, last step time
   std::string unit;

@@ -291,7 +291,8 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
                                   util::format_bytes(w.log_limit_bytes)));
     if (lr.leftover_processes > 0)
       notes.push_back(fmt::format("{} process(es) of the workload outlived it and were killed", lr.leftover_processes));
-    if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.summaries.empty())
+    // The workload's own metrics: a sampler's series (host, devices) in the summaries are not its report.
+    if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.measured.empty() && res.facts.empty())
       notes.push_back(w.metrics.parser == "jsonl"
                           ? "reported no metrics: write JSON lines to $PERFGATE_METRICS or print 'PERFGATE {...}' lines"
                           : fmt::format("reported no metrics: nothing in its output was read by parser {}{}",

@@ -266,6 +266,27 @@ workloads:
         self.assertAlmostEqual(float(seen["deadline_arg"]), started + 3, delta=1.0)
         self.assertEqual(seen["duration_arg"], "3")
 
+    def test_a_soak_that_never_stepped_is_a_finding_and_fails_a_hangs_check(self):
+        # Shorter than --hang-after, so the trial is not stopped as a hang and ends "ok".
+        suite = self.write_suite("""\
+suite: silent
+defaults: {repeats: 1}
+workloads:
+  - name: quiet
+    command: [sleep, "{duration_s}"]
+""")
+        self.assertExit(self.perfgate("soak", suite, "--duration", "2s", "--hang-after", "1h", "-q", timeout=60), 0)
+        (trial,) = self.report()["trials"]
+        self.assertEqual((trial["status"], trial["steps"]), ("ok", 0))
+        (f,) = self.findings(trial, "no_steps")
+        self.assertIn("no step record in the whole", f["summary"])
+        self.assertIn("reported no metrics", f["summary"], "the trial's note says why")
+        checklist = self.write_suite("items:\n  - name: no hangs\n    check: hangs\n", name="silent-check.yaml")
+        r = self.perfgate("checklist", checklist, "--run", "latest", "--format", "json")
+        self.assertExit(r, 1, "a soak that measured nothing does not pass a hangs check")
+        (item,) = json.loads(r.stdout)["items"]
+        self.assertEqual((item["status"], item["measured"]), ("fail", 1), item)
+
     def test_a_killed_soak_keeps_what_was_committed(self):
         argv = [self.sim(), "--graph-mode", "graph", "--ranks", "1", "--steps", "0", "--seconds", "{duration_s}"]
         suite = self.write_suite(f"""\
