@@ -173,6 +173,17 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
       std::FILE* f = std::fopen(ts.metrics_path.c_str(), "wb");
       if (f) std::fclose(f);
     }
+    if (ts.error.empty()) {
+      // The resolved command beside the logs: placeholders, slot devices and
+      // PERFGATE_* filled in, as it ran. Best effort, like the logs.
+      std::error_code cwd_ec;
+      const auto here = fs::current_path(cwd_ec).string();
+      if (std::FILE* f = std::fopen((fs::path(ts.trial_dir) / "command.sh").c_str(), "wb")) {
+        const auto text = rerun_script(ts.launch, base_env, here);
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+      }
+    }
 
     model::TrialRecord trial;
     trial.run_id = run_id;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -120,6 +121,38 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
     if ((sm.kind == "npu-smi" && ctx.slot.kind == "npu") || (sm.kind == "nvidia-smi" && ctx.slot.kind == "cuda"))
       sm.devices = ctx.slot.devices;
   return t;
+}
+
+std::string rerun_script(const exec::LaunchSpec& spec, const std::map<std::string, std::string>& base_env,
+                         const std::string& cwd_if_unset) {
+  std::string out =
+      "#!/bin/sh\n# What perfgate ran for this trial; run this file to run it again by hand. The\n"
+      "# workload writes into this trial's folder again (PERFGATE_METRICS): copy it first to keep it.\n";
+  std::vector<std::string> assignments, withheld, unset;
+  for (const auto& [k, v] : spec.env) {
+    auto base = base_env.find(k);
+    if (base != base_env.end() && base->second == v) continue;
+    if (util::looks_secret(k))
+      withheld.push_back(k);
+    else if (k == "PERFGATE_DEADLINE")  // as far from now as it was from the trial's start
+      assignments.push_back(k + "=\"$(($(date +%s) + " + std::to_string(std::llround(spec.timeout_s)) + "))\"");
+    else
+      assignments.push_back(k + "=" + util::shell_quote(v));
+  }
+  for (const auto& [k, v] : base_env)
+    if (!spec.env.contains(k)) unset.push_back(k);
+  if (!withheld.empty())
+    out += "# Not written, as their names look like secrets (set them yourself): " + util::join(withheld, " ") + "\n";
+  out += "cd " + util::shell_quote(spec.cwd.empty() ? cwd_if_unset : spec.cwd) + " || exit\n";
+  std::string line = "exec env";
+  for (const auto& k : unset) line += " -u " + util::shell_quote(k);
+  for (const auto& a : assignments) line += " " + a;
+  if (spec.shell) {
+    line += " /bin/sh -c " + util::shell_quote(spec.argv.empty() ? std::string() : spec.argv[0]);
+  } else {
+    for (const auto& a : spec.argv) line += " " + util::shell_quote(a);
+  }
+  return out + line + "\n";
 }
 
 }  // namespace perfgate::runner

@@ -57,6 +57,14 @@ struct TrialSpec {
 TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, std::size_t index,
                            const TrialContext& ctx);
 
+// The trial's process as a shell line a person can rerun by hand, written
+// to the trial's folder as command.sh: the working directory, the variables
+// that differ from perfgate's own environment (`base_env`) and the argv,
+// each quoted. A variable whose name looks like a secret is named in a
+// comment, never written (util::looks_secret).
+std::string rerun_script(const exec::LaunchSpec& spec, const std::map<std::string, std::string>& base_env,
+                         const std::string& cwd_if_unset);
+
 // A name safe in a path: letters, digits, '-', '_', '.', at most 60 characters.
 std::string safe_path_name(std::string_view s);
 

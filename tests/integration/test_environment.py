@@ -5,9 +5,11 @@ import json
 import os
 import platform
 import sqlite3
+import subprocess
 import sys
 import unittest
 import uuid
+from pathlib import Path
 
 from support import PerfgateTestCase, flow_list, metric, workload
 
@@ -66,6 +68,37 @@ workloads:
 
         r = self.perfgate("show", "latest", "--format", "markdown")
         self.assertNotIn(secret, r.stdout)
+
+        # Nor in the trial's command.sh, which names the secrets for a person to set.
+        ((log_dir,),) = self.query("SELECT log_dir FROM trials")
+        script = (Path(log_dir) / "command.sh").read_text()
+        self.assertNotIn(secret, script)
+        self.assertIn("HF_TOKEN WANDB_API_KEY", script)
+        self.assertIn("OMP_NUM_THREADS=3", script)
+
+    def test_command_sh_reruns_a_trial_as_it_ran(self):
+        # Arguments a shell would split or expand, a parameter, the suite's env and PERFGATE_*.
+        probe = ("import os, sys; print(sys.argv[1:], os.getcwd(), os.environ['MY_KNOB'], "
+                 "os.environ['PERFGATE_PARAM_SIZE'], os.environ['PERFGATE_TRIAL_DIR'])")
+        (self.tmp / "wd").mkdir()
+        suite = self.write_suite(f"""\
+suite: rerun
+defaults: {{repeats: 1}}
+workloads:
+  - name: probe
+    command: {flow_list([sys.executable, "-c", probe, "{size}", "a b; echo x", "$HOME", "it's"])}
+    cwd: {self.tmp / "wd"}
+    env: {{MY_KNOB: "v w"}}
+    matrix: {{size: [3]}}
+""")
+        self.assertExit(self.perfgate("run", suite, "-q"), 0)
+        ((log_dir,),) = self.query("SELECT log_dir FROM trials")
+        ran = (Path(log_dir) / "stdout.log").read_text()
+        self.assertIn("['3', 'a b; echo x', '$HOME', \"it's\"]", ran)
+        again = subprocess.run(["sh", str(Path(log_dir) / "command.sh")], capture_output=True, text=True,
+                               cwd="/", timeout=60)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(again.stdout, ran)
 
 
 class Fingerprint(PerfgateTestCase):

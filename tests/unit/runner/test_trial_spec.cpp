@@ -1,15 +1,19 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <ctime>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "harness/exec/capture.hpp"
 #include "harness/runner/trial_spec.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/plan.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
 
@@ -223,4 +227,50 @@ TEST_CASE("trial spec: a cpu slot pins the process, without a device variable", 
   auto plain = runner::build_trial_spec(b.suite, b.plan, 0, context());
   CHECK(plain.launch.cpus.empty());
   CHECK(plain.launch.env.at("PERFGATE_SLOT") == "0");
+}
+
+TEST_CASE("trial spec: command.sh reruns the trial as it ran, without secrets", "[runner]") {
+  test::TempDir dir("rerun");
+  exec::LaunchSpec spec;
+  spec.argv = {"sh",    "-c",   R"sh(printf '%s|' "$@" "$MY_VAR" "${DROPPED-unset}" "$(pwd)")sh",
+               "argv0", "a b",  "x; rm -rf /",
+               "it's",  "$HOME"};
+  spec.cwd = dir.str();
+  const std::map<std::string, std::string> base = {
+      {"PATH", "/usr/bin:/bin"}, {"DROPPED", "gone"}, {"KEPT", "k"}, {"DB_PASSWORD", "inherited-secret"}};
+  spec.env = base;
+  spec.env.erase("DROPPED");
+  spec.env["MY_VAR"] = "v w";
+  spec.env["API_TOKEN"] = "s3cret";
+  spec.env["DB_PASSWORD"] = "changed-secret";
+  const auto script = runner::rerun_script(spec, base, "/elsewhere");
+  CHECK(script.find("s3cret") == std::string::npos);
+  CHECK(script.find("changed-secret") == std::string::npos);
+  CHECK(script.find("API_TOKEN DB_PASSWORD") != std::string::npos);  // named, so a person sets them
+  CHECK(script.find("KEPT") == std::string::npos);                   // unchanged: inherited as it is
+  test::write_file(dir / "command.sh", script);
+  auto out = exec::capture_output({"sh", (dir / "command.sh").string()}, 10);
+  REQUIRE(out);
+  CHECK(*out == "a b|x; rm -rf /|it's|$HOME|v w|unset|" + dir.str() + "|\n");  // capture_output ends lines
+
+  SECTION("the deadline is as far from the rerun's start as it was from the trial's") {
+    spec.argv = {"sh", "-c", "echo $PERFGATE_DEADLINE"};
+    spec.env["PERFGATE_DEADLINE"] = "1000.000";  // long past
+    spec.timeout_s = 3600;
+    test::write_file(dir / "deadline.sh", runner::rerun_script(spec, base, dir.str()));
+    const double now_s = static_cast<double>(std::time(nullptr));
+    auto deadline = exec::capture_output({"sh", (dir / "deadline.sh").string()}, 10);
+    REQUIRE(deadline);
+    CHECK(std::stod(*deadline) == Approx(now_s + 3600).margin(30));
+  }
+
+  SECTION("a shell workload's line is run by /bin/sh, and an unset cwd is perfgate's") {
+    spec.shell = true;
+    spec.argv = {"printf '%s|' \"$MY_VAR\" \"$(pwd)\""};
+    spec.cwd.clear();
+    test::write_file(dir / "shell.sh", runner::rerun_script(spec, base, dir.str()));
+    auto shell_out = exec::capture_output({"sh", (dir / "shell.sh").string()}, 10);
+    REQUIRE(shell_out);
+    CHECK(*shell_out == "v w|" + dir.str() + "|\n");
+  }
 }
