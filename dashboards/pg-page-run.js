@@ -126,8 +126,15 @@ function logLinks(dir) {
   const base = 'file://' + dir.split('/').map(encodeURIComponent).join('/');
   return h('span', null,
     h('a', { href: `${base}/stdout.log` }, 'stdout'), ' · ',
-    h('a', { href: `${base}/stderr.log` }, 'stderr'),
+    h('a', { href: `${base}/stderr.log` }, 'stderr'), ' · ',
+    h('a', { href: `${base}/command.sh`, title: 'the command as it ran, to rerun it by hand' }, 'command'),
     h('div', { class: 'pg-muted pg-small' }, dir));
+}
+
+// "±5%", or "±32 MB" when the policy's absolute floor set the threshold (peak RSS).
+function thresholdText(c) {
+  if (isNum(c.threshold_floor)) return `±${fmtNum(c.threshold_floor)}${c.unit ? ` ${c.unit}` : ''}`;
+  return isNum(c.threshold_pct) ? `±${fmtNum(c.threshold_pct)}%` : DASH;
 }
 
 function gateSection(gate, suite) {
@@ -156,7 +163,7 @@ function gateSection(gate, suite) {
         { h: 'change', v: (c) => c.change_pct, f: (c) => changeSpan(c.change_pct, null, c.verdict === 'regression' ? true : c.verdict === 'improvement' ? false : undefined), cls: 'num' },
         { h: '95% interval', v: (c) => c.ci_low_pct, f: (c) => (isNum(c.ci_low_pct) || isNum(c.ci_high_pct) ? `[${fmtPct(c.ci_low_pct)}, ${fmtPct(c.ci_high_pct)}]` : DASH), cls: 'num' },
         { h: 'p (adj.)', v: (c) => c.p_adjusted, f: (c) => fmtP(c.p_adjusted), cls: 'num' },
-        { h: 'threshold', v: (c) => c.threshold_pct, f: (c) => (isNum(c.threshold_pct) ? `±${c.threshold_pct}%` : DASH), cls: 'num' },
+        { h: 'threshold', v: (c) => c.threshold_pct, f: thresholdText, cls: 'num' },
         { h: 'note', v: (c) => c.note, cls: 'text' },
       ],
       comps,

@@ -142,6 +142,8 @@ json gate_json(const store::GateRecord& g) {
                      {"ci_high_pct", num(c.change_high_rel * 100)},
                      {"p_adjusted", c.tested ? num(c.p_adjusted) : json(nullptr)},
                      {"threshold_pct", num(c.threshold_rel * 100)},
+                     // In the metric's unit when the policy's absolute floor set the threshold.
+                     {"threshold_floor", c.threshold_floor > 0 ? json(c.threshold_floor) : json(nullptr)},
                      {"note", c.note}});
   }
   return {{"id", g.id},

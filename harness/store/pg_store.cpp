@@ -859,8 +859,8 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
                           .add(g.forced ? 1 : 0));
     if (!r.ok()) return fail(r, "recording a gate");
     gate_id = r.i64(0, 0);
-    // Verdicts in multi-row statements, 476 (under 10,000 parameters) at a time.
-    constexpr std::size_t k_rows = 476, k_cols = 21;
+    // Verdicts in multi-row statements, 454 (under 10,000 parameters) at a time.
+    constexpr std::size_t k_rows = 454, k_cols = 22;
     for (std::size_t first = 0; first < g.comparisons.size(); first += k_rows) {
       const std::size_t last = std::min(g.comparisons.size(), first + k_rows);
       pg::Params p;
@@ -881,14 +881,14 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
           p.add(c.u).add(c.p_value).add(c.p_adjusted);
         else
           p.null().null().null();
-        p.add(c.extra_trials).add(c.added_trials).add(c.note).add(c.node_class);
+        p.add(c.extra_trials).add(c.added_trials).add(c.note).add(c.node_class).add(c.threshold_floor);
         values += i == first ? "(" : ", (";
         for (std::size_t k = 0; k < k_cols; ++k) {
           // Types spelled out: libpq sends text, and a NULL has none to infer in a VALUES list.
           static constexpr const char* k_types[k_cols] = {"bigint", "bigint", "bigint", "text",   "float8", "bigint",
                                                           "bigint", "bigint", "bigint", "float8", "float8", "float8",
                                                           "float8", "float8", "float8", "float8", "float8", "bigint",
-                                                          "bigint", "text",   "text"};
+                                                          "bigint", "text",   "text",   "float8"};
           values += fmt::format("{}${}::{}", k ? ", " : "", (i - first) * k_cols + k + 1, k_types[k]);
         }
         values += ")";
@@ -897,7 +897,7 @@ Expected<long long> PgStore::save_gate(const GateRecord& g) {
           m_conn.get(),
           "INSERT INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
           "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, "
-          "p_adjusted, extra_trials, added_trials, note, node_class) VALUES " +
+          "p_adjusted, extra_trials, added_trials, note, node_class, threshold_floor) VALUES " +
               values +
               " ON CONFLICT (gate_id, config_id, metric_id, node_class) DO UPDATE SET verdict = excluded.verdict, "
               "note = excluded.note",

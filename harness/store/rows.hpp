@@ -155,7 +155,7 @@ GateRecord gate(const Row& r) {
 inline constexpr const char* k_verdict_columns =
     "c.workload, c.params, m.name, m.unit, m.better, v.verdict, v.threshold, v.n_base, v.n_cand, v.failed_base, "
     "v.failed_cand, v.base_median, v.cand_median, v.change, v.change_low, v.change_high, v.u, v.p, v.p_adjusted, "
-    "v.extra_trials, v.added_trials, v.note, v.node_class";
+    "v.extra_trials, v.added_trials, v.note, v.node_class, v.threshold_floor";
 
 template <typename Row>
 model::Comparison comparison(const Row& v) {
@@ -185,6 +185,7 @@ model::Comparison comparison(const Row& v) {
   c.added_trials = static_cast<int>(v.i64(20));
   c.note = v.text(21);
   c.node_class = v.text(22);
+  c.threshold_floor = v.f64(23);
   c.label = model::with_node_class(c.label, c.node_class);
   return c;
 }

@@ -266,6 +266,13 @@ CREATE TABLE bisects(
 );
 CREATE INDEX bisects_suite ON bisects(suite, id);
 )sql",
+    // v9: a peak_rss_mb verdict whose threshold was the policy's absolute
+    // floor (GatePolicy::peak_rss_floor_mb) keeps it, so a stored gate and
+    // the dashboard say "±32 MB" as the gate did, not the percentage it
+    // came to for that baseline. 0: the relative threshold decided.
+    R"sql(
+ALTER TABLE verdicts ADD COLUMN threshold_floor REAL NOT NULL DEFAULT 0;
+)sql",
 };
 
 }  // namespace

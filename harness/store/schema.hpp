@@ -11,7 +11,7 @@ struct sqlite3;
 
 namespace perfgate::store {
 
-inline constexpr int k_schema_version = 8;
+inline constexpr int k_schema_version = 9;
 
 // Brings the database to k_schema_version; sets application_id on a new file.
 Status migrate(sqlite3* db, int application_id);

@@ -682,9 +682,8 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
     Stmt v(m_db,
            "INSERT OR REPLACE INTO verdicts(gate_id, config_id, metric_id, verdict, threshold, n_base, n_cand, "
            "failed_base, failed_cand, base_median, cand_median, change, change_low, change_high, u, p, p_adjusted, "
-           "extra_trials, added_trials, note, node_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-           "?, ?, "
-           "?, ?)");
+           "extra_trials, added_trials, note, node_class, threshold_floor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+           "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (std::size_t i = 0; i < g.comparisons.size(); ++i) {
       const auto& c = g.comparisons[i];
       v.reset();
@@ -710,6 +709,7 @@ Expected<long long> SqliteStore::save_gate(const GateRecord& g) {
       else
         v.bind_null(15).bind_null(16).bind_null(17);
       v.bind(18, c.extra_trials).bind(19, c.added_trials).bind(20, c.note).bind(21, c.node_class);
+      v.bind(22, c.threshold_floor);
       if (int rc = v.step(); rc != SQLITE_DONE) return fail(rc, "recording a verdict");
     }
     return Ok{};

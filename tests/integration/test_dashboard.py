@@ -192,6 +192,9 @@ workloads:
         self.assertIn("&lt;i&gt;train&amp;co", dom)
         self.assertIn("regression", dom)
         self.assertRegex(dom, r'href="file:///[^"]+/stdout\.log"', "links to each trial's logs")
+        self.assertRegex(dom, r'href="file:///[^"]+/command\.sh"', "and to the command it ran")
+        # Small Python workloads: peak RSS is judged by the policy's 32 MB floor, stored with the verdict.
+        self.assertIn("±32 MB", dom)
         dom = self.assertPageReady(f"#/sweep/{ids['cand']}", "sweep")
         self.assertIn("bucket_mb", dom)
         dom = self.assertPageReady("#/trend/sweep?metric=step_time_ms", "trend", min_charts=1)

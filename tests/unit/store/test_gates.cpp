@@ -137,7 +137,14 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
   missing.metric = model::MetricInfo{"throughput", "samples/s", model::Better::Higher};
   missing.verdict = model::VerdictKind::Missing;
   missing.base_median = std::nan("");
-  g.comparisons = {c, missing};
+  model::Comparison rss;  // its threshold was the policy's 32 MB floor (schema 9)
+  rss.workload = "sim";
+  rss.params_json = R"({"bucket_mb":25})";
+  rss.metric = model::MetricInfo{"peak_rss_mb", "MB", model::Better::Lower};
+  rss.verdict = model::VerdictKind::Unchanged;
+  rss.threshold_rel = 1.6;
+  rss.threshold_floor = 32;
+  g.comparisons = {c, missing, rss};
   auto id = st->save_gate(g);
   REQUIRE(id.has_value());
 
@@ -150,7 +157,7 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
   CHECK(back.baseline_runs == std::vector<long long>{base});
   CHECK(back.outcome == "regression");
   CHECK(back.trials_added == 4);
-  REQUIRE(back.comparisons.size() == 2);
+  REQUIRE(back.comparisons.size() == 3);
   const auto& v = back.comparisons[0];
   CHECK(v.verdict == model::VerdictKind::Regression);
   CHECK(v.label == "bucket_mb=25");
@@ -162,6 +169,9 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
   CHECK(back.comparisons[1].verdict == model::VerdictKind::Missing);
   CHECK_FALSE(back.comparisons[1].tested);
   CHECK(std::isnan(back.comparisons[1].base_median));
+  CHECK(v.threshold_floor == 0);
+  CHECK(back.comparisons[2].threshold_floor == 32);
+  CHECK(back.comparisons[2].threshold_rel == Approx(1.6));
   CHECK(st->load_gates(base)->empty());
 }
 
@@ -214,7 +224,7 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
     }
     REQUIRE(st->save_gate(g));
   }
-  // Back to version 6 as it was: no node_class, the old primary key, no bisect tables.
+  // Back to version 6 as it was: no node_class, the old primary key, no bisect tables, no threshold_floor.
   if (backend == "sqlite") {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
@@ -234,6 +244,7 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
   } else {
     test::pg_query(spec,
                    "ALTER TABLE verdicts DROP CONSTRAINT verdicts_pkey; ALTER TABLE verdicts DROP COLUMN node_class; "
+                   "ALTER TABLE verdicts DROP COLUMN threshold_floor; "
                    "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
                    "DROP TABLE builds; DROP TABLE bisects; UPDATE perfgate_schema SET version = 6");
   }
