@@ -132,7 +132,7 @@ std::string rerun_script(const exec::LaunchSpec& spec, const std::map<std::strin
   for (const auto& [k, v] : spec.env) {
     auto base = base_env.find(k);
     if (base != base_env.end() && base->second == v) continue;
-    if (util::looks_secret(k))
+    if (util::redact_env_value(k, v) != v)  // a secret's name, or credentials in a URL: as the database does
       withheld.push_back(k);
     else if (k == "PERFGATE_DEADLINE")  // as far from now as it was from the trial's start
       assignments.push_back(k + "=\"$(($(date +%s) + " + std::to_string(std::llround(spec.timeout_s)) + "))\"");
@@ -142,7 +142,7 @@ std::string rerun_script(const exec::LaunchSpec& spec, const std::map<std::strin
   for (const auto& [k, v] : base_env)
     if (!spec.env.contains(k)) unset.push_back(k);
   if (!withheld.empty())
-    out += "# Not written, as their names look like secrets (set them yourself): " + util::join(withheld, " ") + "\n";
+    out += "# Not written, as they look like secrets (set them yourself): " + util::join(withheld, " ") + "\n";
   out += "cd " + util::shell_quote(spec.cwd.empty() ? cwd_if_unset : spec.cwd) + " || exit\n";
   std::string line = "exec env";
   for (const auto& k : unset) line += " -u " + util::shell_quote(k);

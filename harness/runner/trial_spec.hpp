@@ -60,8 +60,9 @@ TrialSpec build_trial_spec(const model::Suite& suite, const model::Plan& plan, s
 // The trial's process as a shell line a person can rerun by hand, written
 // to the trial's folder as command.sh: the working directory, the variables
 // that differ from perfgate's own environment (`base_env`) and the argv,
-// each quoted. A variable whose name looks like a secret is named in a
-// comment, never written (util::looks_secret).
+// each quoted. A variable the database would redact (a secret's name, a URL
+// with credentials: util::redact_env_value) is named in a comment, never
+// written.
 std::string rerun_script(const exec::LaunchSpec& spec, const std::map<std::string, std::string>& base_env,
                          const std::string& cwd_if_unset);
 

@@ -243,11 +243,13 @@ TEST_CASE("trial spec: command.sh reruns the trial as it ran, without secrets", 
   spec.env["MY_VAR"] = "v w";
   spec.env["API_TOKEN"] = "s3cret";
   spec.env["DB_PASSWORD"] = "changed-secret";
+  spec.env["MIRROR"] = "https://user:url-secret@mirror.example/simple";
   const auto script = runner::rerun_script(spec, base, "/elsewhere");
   CHECK(script.find("s3cret") == std::string::npos);
   CHECK(script.find("changed-secret") == std::string::npos);
-  CHECK(script.find("API_TOKEN DB_PASSWORD") != std::string::npos);  // named, so a person sets them
-  CHECK(script.find("KEPT") == std::string::npos);                   // unchanged: inherited as it is
+  CHECK(script.find("url-secret") == std::string::npos);
+  CHECK(script.find("API_TOKEN DB_PASSWORD MIRROR") != std::string::npos);  // named, so a person sets them
+  CHECK(script.find("KEPT") == std::string::npos);                          // unchanged: inherited as it is
   test::write_file(dir / "command.sh", script);
   auto out = exec::capture_output({"sh", (dir / "command.sh").string()}, 10);
   REQUIRE(out);
