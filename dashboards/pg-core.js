@@ -249,7 +249,7 @@ function tagsOf(r) {
 /* ------------------------------------------------------------------ colours / badges */
 const TONE = {
   ok: 'green', completed: 'green', pass: 'green', improvement: 'green',
-  failed: 'red', timed_out: 'red', regression: 'red', hang: 'red', nan_loss: 'red',
+  failed: 'red', timed_out: 'red', regression: 'red', hang: 'red', no_steps: 'red', nan_loss: 'red',
   interrupted: 'amber', inconclusive: 'amber', missing: 'amber', staircase: 'amber', stalls: 'amber',
   memory_growth: 'amber', drift: 'amber', jitter: 'grey',
   unchanged: 'grey', running: 'blue', soak: 'blue', import: 'grey', run: 'grey',
