@@ -48,8 +48,10 @@ Expected<std::unique_ptr<store::Store>> open_store(const State& s) {
 Expected<std::unique_ptr<store::Store>> open_existing_store(const State& s) {
   auto backend = store::backend_of(s.globals.db_path);
   if (!backend) return backend.error();
-  if (*backend == store::Backend::Sqlite && !fs::exists(s.globals.db_path))
-    return Error::input(fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path));
+  std::error_code ec;
+  if (*backend == store::Backend::Sqlite && !fs::exists(s.globals.db_path, ec))
+    return Error::input(ec ? fmt::format("{}: cannot open the database: {}", s.globals.db_path, ec.message())
+                           : fmt::format("{}: no database yet; `perfgate run SUITE` creates it", s.globals.db_path));
   return open_store(s);
 }
 
@@ -449,9 +451,11 @@ int do_db(State& s) {
   auto t = util::parse_duration_s(s.globals.db_timeout);
   if (!t) return fail(Error::input("--db-timeout: " + t.error().message));
   const std::string from_name = store::display_name(s.copy_from), to_name = store::display_name(s.copy_to);
+  std::error_code ec;
   if (store::backend_of(s.copy_from).value_or(store::Backend::Sqlite) == store::Backend::Sqlite &&
-      !fs::exists(s.copy_from))
-    return fail(Error::input(fmt::format("{}: no such database", from_name)));
+      !fs::exists(s.copy_from, ec))
+    return fail(Error::input(ec ? fmt::format("{}: cannot open the database: {}", from_name, ec.message())
+                                : fmt::format("{}: no such database", from_name)));
   auto from = store::open_store(s.copy_from, {*t});
   if (!from) return fail(from.error());
   auto to = store::open_store(s.copy_to, {*t});

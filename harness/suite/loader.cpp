@@ -295,7 +295,10 @@ Expected<model::SlotsSpec> parse_slots_option(const std::string& text) {
 }
 
 Expected<model::Suite> load_suite(const std::string& path, const LoadOptions& opts) {
-  if (!fs::exists(path)) return Error::input(fmt::format("{}: no such suite file", path));
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return Error::input(ec ? fmt::format("{}: cannot read the suite file: {}", path, ec.message())
+                           : fmt::format("{}: no such suite file", path));
   auto text = read_file(path);
   if (!text) return text.error();
   auto dir = fs::absolute(fs::path(path)).parent_path().lexically_normal().string();

@@ -33,8 +33,11 @@ Expected<std::string> find_profile(const std::string& name, const std::string& s
   // An installed perfgate's own profiles, whichever folder the suite is in.
   if (auto share = util::data_dir(); !share.empty()) dirs.push_back(fs::path(share) / "configs" / "profiles");
   for (const auto& d : dirs) tries.push_back(d / (name + ".yaml"));
+  // The non-throwing form: a name from a suite can be longer than a file
+  // name may be (ENAMETOOLONG), which is "not found" like any other.
+  std::error_code ec;
   for (const auto& t : tries)
-    if (fs::is_regular_file(t)) return t.lexically_normal().string();
+    if (fs::is_regular_file(t, ec)) return t.lexically_normal().string();
   std::vector<std::string> shown;
   for (const auto& t : tries) shown.push_back(t.lexically_normal().string());
   return Error::input(fmt::format("profile '{}' not found; looked in: {}", name, util::join(shown, ", ")));

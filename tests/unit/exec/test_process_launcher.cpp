@@ -345,4 +345,10 @@ TEST_CASE("a missing working directory fails to start", "[exec]") {
   // Running `true` in some other directory and calling it a success would be wrong.
   CHECK(r.outcome == Outcome::FailedToStart);
   CHECK_THAT(r.error, Catch::Contains("no-such-dir"));
+  SECTION("a working directory longer than a file name may be: the same failure, no exception") {
+    spec.cwd = (tmp / std::string(300, 'd')).string();
+    r = l.launch(spec, rec);
+    CHECK(r.outcome == Outcome::FailedToStart);
+    CHECK_THAT(r.error, Catch::Contains("does not exist"));
+  }
 }

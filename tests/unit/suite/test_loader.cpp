@@ -625,6 +625,19 @@ TEST_CASE("profiles apply below suite defaults", "[suite]") {
     REQUIRE_FALSE(s.has_value());
     CHECK_THAT(s.error().message, Catch::Contains("profile 'no-such-profile' not found"));
   }
+  SECTION("a profile name longer than a file name may be is not found, without an exception") {
+    // What the suite fuzzer found: std::filesystem threw ENAMETOOLONG.
+    suite::LoadOptions opts;
+    opts.profiles = {"co/" + std::string(300, 'p')};
+    auto s = suite::load_suite(path.string(), opts);
+    REQUIRE_FALSE(s.has_value());
+    CHECK_THAT(s.error().message, Catch::Contains("not found"));
+  }
+  SECTION("a suite path longer than a file name may be is a clear error") {
+    auto s = suite::load_suite((tmp / std::string(300, 's')).string() + ".yaml", {});
+    REQUIRE_FALSE(s.has_value());
+    CHECK_THAT(s.error().message, Catch::Contains("cannot read the suite file: File name too long"));
+  }
   SECTION("an error inside a profile names the profile file") {
     test::write_file(tmp / "configs/profiles/bad.yaml", "defaults:\n  repeat: 3\n");
     suite::LoadOptions opts;
