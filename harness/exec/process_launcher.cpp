@@ -166,7 +166,8 @@ bool Session::start() {
   // Not the throwing form: a suite's cwd may be longer than a file name may be.
   boost::system::error_code cwd_error;
   if (!boost::filesystem::is_directory(m_spec.cwd, cwd_error)) {
-    m_res.error = fmt::format("working directory '{}' does not exist", m_spec.cwd);
+    m_res.error = cwd_error ? fmt::format("working directory '{}' cannot be used: {}", m_spec.cwd, cwd_error.message())
+                            : fmt::format("working directory '{}' does not exist", m_spec.cwd);
     return false;
   }
   bp::environment env;

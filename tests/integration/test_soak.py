@@ -186,9 +186,10 @@ class SoakFindings(SoakTestCase):
         self.assertEqual(len(near), 1, steps)
         # 1.2x of the step up to the fault knobs is about +20 % of the whole step
         # (measured +20.1, +21.2, +23.3 % on a quiet machine, +26.4 % beside a busy
-        # loop: the spin then waits for a core too).
+        # loop, +39.5 and +40.0 % beside two: the slowdown is a spin, and on a
+        # full machine the spin's end waits for a core too).
         self.assertGreater(near[0]["change_pct"], 10, near)
-        self.assertLess(near[0]["change_pct"], 35, near)
+        self.assertLess(near[0]["change_pct"], 50, near)
 
     def test_stalls_are_counted(self):
         r = self.soak(["--stall-every", "40", "--stall-ms", "150"], "8s")
