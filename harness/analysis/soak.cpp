@@ -100,14 +100,11 @@ class SeriesAnalyzer {
     m_m.windows = static_cast<int>(m_wmed.size());
     m_m.first_window = m_wmed.front();
     m_m.last_window = m_wmed.back();
-    // Every series keeps its windows: host events are judged by whether the
-    // host's series and the workload's moved together (a few thousand
-    // numbers for a 72-hour soak).
-    m_m.window_t = m_wt;
-    m_m.window_median = m_wmed;
     if (is_host_context(m_m.metric)) {
       // Where the host's level changed: its own change points, with the
       // levels on both sides (host events are matched against them).
+      m_m.window_t = m_wt;
+      m_m.window_median = m_wmed;
       if (m_wmed.size() >= 6) {
         stats::ChangePointOptions cpo;
         cpo.significance = m_opt.significance;
@@ -444,27 +441,7 @@ bool trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double
   return false;
 }
 
-// Whether two change points more than a few windows apart are one event:
-// the series that changed later had already gone a third of its way when the
-// earlier one changed (a workload answering a busier host at once and again
-// later, or a gradual change placed late). A workload that held its level for
-// five windows after the host probe slowed (a CI machine's neighbour, 5 s
-// before an injected staircase) did not answer the host. True when its
-// windows cannot tell (none between the two, or none before).
-bool moved_together(const MetricTrend& later, const StaircaseStep& later_step, double t_earlier, double window_s) {
-  const double gap_s = later_step.t_s - t_earlier;
-  const double between = windows_median(later, t_earlier + window_s, later_step.t_s - window_s);
-  const double before = windows_median(later, t_earlier - gap_s, t_earlier - window_s);
-  if (!std::isfinite(between) || !std::isfinite(before)) return true;
-  const double direction = later_step.after >= later_step.before ? 1.0 : -1.0;
-  return (between - before) * direction >= std::fabs(later_step.after - later_step.before) / 3;
-}
-
-// `workload` and `step`: the series and change point of the finding at t
-// (null when the series was not kept), checked against each host change more
-// than three windows from it.
-std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign, double window_s,
-                           const MetricTrend* workload, const StaircaseStep* step) {
+std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
   const bool self_demand = trial_cpu_step_near(trial, t, near_s, sign);
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
@@ -472,9 +449,6 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
       const bool near = std::fabs(lag_s) <= near_s;
       const bool follows = lag_s > near_s && lag_s <= 3 * near_s && host_change_holds(m, st, t);
       if (!near && !follows) continue;
-      if (workload && step && std::fabs(lag_s) > 3 * window_s &&
-          !(lag_s > 0 ? moved_together(*workload, *step, st.t_s, window_s) : moved_together(m, st, t, window_s)))
-        continue;
       if (m.metric == k_host_probe_metric && st.before > 0) {
         // The probe's own noise is a few percent; a tenth is the machine.
         const double change = st.after / st.before - 1;
@@ -543,14 +517,7 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
     if (f.kind != "staircase" || f.evidence.empty()) continue;
     const double t = f.evidence.front().t_s;
     const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
-    const MetricTrend* workload = nullptr;
-    const StaircaseStep* step = nullptr;
-    for (const auto& m : trial.metrics) {
-      if (m.metric != f.metric) continue;
-      for (const auto& st : m.steps)
-        if (st.t_s == t) workload = &m, step = &st;
-    }
-    why[i] = host_step_near(trial, t, near_s, sign, opt.window_s, workload, step);
+    why[i] = host_step_near(trial, t, near_s, sign);
     auto& [all, explained] = steps[f.metric];
     ++all;
     explained += why[i].empty() ? 0 : 1;

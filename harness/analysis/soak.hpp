@@ -67,8 +67,8 @@ struct MetricTrend {
   double jitter_median = 0, jitter_max = 0;  // p99/p50 per window
   double cv_median = 0;                      // per window
   long long non_finite = 0;
-  // Window centres and medians, from which host events are judged (not
-  // reported).
+  // The host sampler's series only: window centres and medians, from which
+  // host events are judged.
   std::vector<double> window_t, window_median;
 };
 

@@ -214,22 +214,6 @@ analysis::TrialSoak busy_host_trial(double step_at_s, double back_at_s) {
   return trial;
 }
 
-// The step-time series behind busy_host_trial's finding: 17 ms per step,
-// `mid_ms` from `mid_at_s` on and 20.6 ms from the finding's step on; the
-// change point the finding came from.
-void add_step_series(analysis::TrialSoak& trial, double mid_at_s, double mid_ms) {
-  const double step_at_s = trial.findings.at(0).evidence.at(0).t_s;
-  analysis::MetricTrend m;
-  m.metric = "step_time_ms";
-  for (int w = 0; w < 30; ++w) {
-    const double t = w + 0.5;
-    m.window_t.push_back(t);
-    m.window_median.push_back(t >= step_at_s ? 20.6 : t >= mid_at_s ? mid_ms : 17);
-  }
-  m.steps.push_back({step_at_s, 17, 20.6, 21.2, 0.005});
-  trial.metrics.push_back(m);
-}
-
 }  // namespace
 
 TEST_CASE("a workload step that follows a host change that still holds is a host event", "[soak]") {
@@ -237,7 +221,6 @@ TEST_CASE("a workload step that follows a host change that still holds is a host
   // after the host's (what a soak on this machine did once: the steps slowed
   // at once and again six seconds later).
   auto trial = busy_host_trial(11, INFINITY);
-  add_step_series(trial, 5, 19);
   analysis::separate_host_events(trial, options(1));
   CHECK(trial.findings.empty());
   REQUIRE(trial.host_events.size() == 1);
@@ -263,42 +246,6 @@ TEST_CASE("a host change that ended, or ended long ago, explains no later step",
     trial.findings[0].value = -15.8;
     analysis::separate_host_events(trial, options(1));
     CHECK(trial.findings.size() == 1);
-  }
-}
-
-TEST_CASE("a host change and a workload step windows apart are one event only if both moved together", "[soak]") {
-  SECTION("the workload held its level for five windows after the host moved: its own step") {
-    // What CI saw once: a neighbour slowed the host probe 36 % at 10 s, the
-    // injected staircase came at 15 s with the steps flat in between.
-    auto trial = busy_host_trial(10, INFINITY);
-    add_step_series(trial, 10, 17);
-    analysis::separate_host_events(trial, options(1));
-    REQUIRE(trial.findings.size() == 1);
-    CHECK(trial.host_events.empty());
-  }
-  SECTION("the workload went half its way with the host, the rest later: the host's") {
-    auto trial = busy_host_trial(10, INFINITY);
-    add_step_series(trial, 5, 18.8);
-    analysis::separate_host_events(trial, options(1));
-    CHECK(trial.findings.empty());
-    CHECK(trial.host_events.size() == 1);
-  }
-  SECTION("within three windows the two are one event, whatever the windows between") {
-    auto trial = busy_host_trial(8, INFINITY);
-    add_step_series(trial, 8, 17);
-    analysis::separate_host_events(trial, options(1));
-    CHECK(trial.findings.empty());
-  }
-  SECTION("the host moved five windows after the workload and not before: the workload's") {
-    // The workload steps at 10 s, other processes' CPU at 15 s.
-    auto trial = busy_host_trial(10, INFINITY);
-    auto& host = trial.metrics[0];
-    for (std::size_t w = 0; w < host.window_t.size(); ++w) host.window_median[w] = host.window_t[w] >= 15 ? 129 : 8;
-    host.steps = {{15, 8, 129, 1512, 0.001}};
-    add_step_series(trial, 10, 17);
-    analysis::separate_host_events(trial, options(1));
-    REQUIRE(trial.findings.size() == 1);
-    CHECK(trial.host_events.empty());
   }
 }
 
