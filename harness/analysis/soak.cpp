@@ -425,6 +425,14 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // machine slowed a soak's steps at once and again six seconds later, as
 // the hypervisor's share or the CPU's clock followed), so a host change
 // that still holds also explains a step up to three times `near_s` after it.
+// The probe alone does not: it is slowed by whatever slows the machine in
+// the same windows as the workload, so its step explains only a workload
+// step within `probe_near_s` (three windows) of it. A lagging workload
+// answer is explained by demand the host series can name (other processes'
+// CPU, pressure, the trial's wait). CI once hid an injected +40 % staircase
+// at 15 s behind a neighbour's +36 % probe step at 10 s, nothing else moved;
+// the busy loops that slowed a soak six seconds late raised other
+// processes' CPU 0 -> 118 % of a core.
 // "" when none did, else one phrase saying which and how much.
 // Whether the trial's own CPU stepped the way that, on a full machine, makes
 // it wait more for a core (sign > 0) or less, near time t: then the CPU
@@ -441,7 +449,7 @@ bool trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double
   return false;
 }
 
-std::string host_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+std::string host_step_near(const TrialSoak& trial, double t, double near_s, double probe_near_s, double sign) {
   const bool self_demand = trial_cpu_step_near(trial, t, near_s, sign);
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
@@ -450,6 +458,7 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
       const bool follows = lag_s > near_s && lag_s <= 3 * near_s && host_change_holds(m, st, t);
       if (!near && !follows) continue;
       if (m.metric == k_host_probe_metric && st.before > 0) {
+        if (std::fabs(lag_s) > probe_near_s) continue;
         // The probe's own noise is a few percent; a tenth is the machine.
         const double change = st.after / st.before - 1;
         if (change * sign >= 0.10)
@@ -510,6 +519,7 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
   // Change points are placed to within a few windows: a host step this
   // close is the same event.
   const double near_s = std::max(5 * opt.window_s, 0.15 * trial.wall_s);
+  const double probe_near_s = 3 * opt.window_s;
   std::vector<std::string> why(trial.findings.size());
   std::map<std::string, std::pair<int, int>> steps;  // metric -> (staircases, host-explained ones)
   for (std::size_t i = 0; i < trial.findings.size(); ++i) {
@@ -517,7 +527,7 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
     if (f.kind != "staircase" || f.evidence.empty()) continue;
     const double t = f.evidence.front().t_s;
     const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
-    why[i] = host_step_near(trial, t, near_s, sign);
+    why[i] = host_step_near(trial, t, near_s, probe_near_s, sign);
     auto& [all, explained] = steps[f.metric];
     ++all;
     explained += why[i].empty() ? 0 : 1;

@@ -249,6 +249,50 @@ TEST_CASE("a host change that ended, or ended long ago, explains no later step",
   }
 }
 
+TEST_CASE("the host probe alone explains only a workload step in the same windows", "[soak]") {
+  // What CI saw once: a neighbour slowed the probe +36 % at 10 s, nothing
+  // else on the host moved, and the injected staircase came at 15 s.
+  auto trial_with = [](double step_at_s, double other_cpu_after) {
+    analysis::TrialSoak trial;
+    trial.wall_s = 30;
+    auto series = [](std::string name, double at_s, double before, double after) {
+      analysis::MetricTrend m;
+      m.metric = std::move(name);
+      for (int w = 0; w < 30; ++w) {
+        m.window_t.push_back(w + 0.5);
+        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
+      }
+      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.001});
+      return m;
+    };
+    trial.metrics.push_back(series(std::string(analysis::k_host_probe_metric), 10, 1.0, 1.36));
+    trial.metrics.push_back(series(std::string(analysis::k_host_other_cpu_metric), 10, 8, other_cpu_after));
+    trial.findings.push_back(
+        {"staircase", "step_time_ms", 40, "%", "step_time_ms: a step of +40 %", {{step_at_s, 12.6, ""}}});
+    return trial;
+  };
+  SECTION("five windows after the probe's step, nothing else moved: the workload's finding") {
+    auto trial = trial_with(15, 8);
+    analysis::separate_host_events(trial, options(1));
+    REQUIRE(trial.findings.size() == 1);
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("within three windows of it: the host's") {
+    auto trial = trial_with(12, 8);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    REQUIRE(trial.host_events.size() == 1);
+    CHECK_THAT(trial.host_events[0].summary, Catch::Contains("the host probe took +36 %"));
+  }
+  SECTION("five windows after, other processes took a core: the host's") {
+    auto trial = trial_with(15, 110);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    REQUIRE(trial.host_events.size() == 1);
+    CHECK_THAT(trial.host_events[0].summary, Catch::Contains("other processes' CPU went 8 -> 110 %"));
+  }
+}
+
 TEST_CASE("CPU pressure that rose with the trial's own CPU is the trial's doing, not the host's", "[soak]") {
   // A saturated machine: pressure 66 -> 77 % at 14 s, the step +27.6 % at
   // 15 s (what a sim spinning 20 % longer per step did beside three busy loops).
