@@ -136,9 +136,11 @@ class SoakFindings(SoakTestCase):
 
     def test_a_host_that_gets_busy_is_a_host_event_not_a_finding(self):
         # The flat soak of the test above, and a busy loop per core started a third
-        # of the way in: the step slows because the machine did. The host probe
-        # (on by default in soaks) slows with it, so whatever the step series shows
-        # is a host event, never a workload finding.
+        # of the way in: the step slows because the machine did. The host sampler
+        # names the demand (other processes' CPU, or on a full machine CPU pressure
+        # and the trial's wait for a core) and the host probe (on by default in
+        # soaks) slows with it, so whatever the step series shows is a host event,
+        # never a workload finding, even when the steps answer seconds late.
         bg = self.start_perfgate("soak", self.soak_suite(["--layers", "16", "--act-mb", "96"]), "--duration", "18s",
                                  "--window", "1s", "--tag", "soak")
         self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[5-9]", timeout_s=60), bg.stderr())
