@@ -79,6 +79,10 @@ fuzz_one() {
     "$work" "$repo_root/tests/fuzz/corpus/$t" $(seeds_of "$t") >"$fuzz_dir/$t.log" 2>&1 || true
 }
 
+# Findings are what this run wrote: an artifact left by an earlier run (kept
+# until someone moves it into the regression corpus) is not counted again.
+started=$(mktemp)
+trap 'rm -f "$started"' EXIT
 for t in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
   fuzz_one "$t" &
@@ -95,7 +99,7 @@ for t in "${targets[@]}"; do
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
   corpus=$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")
-  n=$(find "$artifacts" -type f | wc -l)
+  n=$(find "$artifacts" -type f -newer "$started" | wc -l)
   findings=none
   if [ "$n" -gt 0 ]; then found=1; findings="$n in $artifacts (log $log)"; fi
   printf '%-14s %12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" \
