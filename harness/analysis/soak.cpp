@@ -427,7 +427,11 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // that still holds also explains a step up to three times `near_s` after it.
 // The probe alone does not: it is slowed by whatever slows the machine in
 // the same windows as the workload, so its step explains only a workload
-// step within `probe_near_s` (three windows) of it. A lagging workload
+// step within `probe_near_s` (three windows) of it, and never one it
+// follows by more than `probe_late_s` (a window, the placement's error): a
+// cause does not come after its effect. CI once saw the probe step +22 % at
+// 18 s, three seconds after an injected +22 % staircase that spun the sim's
+// CPU 4 -> 20 % of a core, on a machine running four tests. A lagging workload
 // answer is explained by demand the host series can name (other processes'
 // CPU, pressure, the trial's wait). CI once hid an injected +40 % staircase
 // at 15 s behind a neighbour's +36 % probe step at 10 s, nothing else moved;
@@ -449,7 +453,8 @@ bool trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double
   return false;
 }
 
-std::string host_step_near(const TrialSoak& trial, double t, double near_s, double probe_near_s, double sign) {
+std::string host_step_near(const TrialSoak& trial, double t, double near_s, double probe_near_s, double probe_late_s,
+                           double sign) {
   const bool self_demand = trial_cpu_step_near(trial, t, near_s, sign);
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
@@ -458,7 +463,7 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
       const bool follows = lag_s > near_s && lag_s <= 3 * near_s && host_change_holds(m, st, t);
       if (!near && !follows) continue;
       if (m.metric == k_host_probe_metric && st.before > 0) {
-        if (std::fabs(lag_s) > probe_near_s) continue;
+        if (std::fabs(lag_s) > probe_near_s || lag_s < -probe_late_s) continue;
         // The probe's own noise is a few percent; a tenth is the machine.
         const double change = st.after / st.before - 1;
         if (change * sign >= 0.10)
@@ -527,7 +532,7 @@ void separate_host_events(TrialSoak& trial, const SoakAnalysisOptions& opt) {
     if (f.kind != "staircase" || f.evidence.empty()) continue;
     const double t = f.evidence.front().t_s;
     const double sign = f.value > 0 ? slower_sign(f.metric) : -slower_sign(f.metric);
-    why[i] = host_step_near(trial, t, near_s, probe_near_s, sign);
+    why[i] = host_step_near(trial, t, near_s, probe_near_s, opt.window_s, sign);
     auto& [all, explained] = steps[f.metric];
     ++all;
     explained += why[i].empty() ? 0 : 1;

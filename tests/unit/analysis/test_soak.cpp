@@ -249,7 +249,7 @@ TEST_CASE("a host change that ended, or ended long ago, explains no later step",
   }
 }
 
-TEST_CASE("the host probe alone explains only a workload step in the same windows", "[soak]") {
+TEST_CASE("the host probe alone explains only a workload step in the same windows or just after", "[soak]") {
   // What CI saw once: a neighbour slowed the probe +36 % at 10 s, nothing
   // else on the host moved, and the injected staircase came at 15 s.
   auto trial_with = [](double step_at_s, double other_cpu_after) {
@@ -283,6 +283,18 @@ TEST_CASE("the host probe alone explains only a workload step in the same window
     CHECK(trial.findings.empty());
     REQUIRE(trial.host_events.size() == 1);
     CHECK_THAT(trial.host_events[0].summary, Catch::Contains("the host probe took +36 %"));
+  }
+  SECTION("three windows before the probe's step: the workload's finding, a cause comes first") {
+    auto trial = trial_with(7, 8);
+    analysis::separate_host_events(trial, options(1));
+    REQUIRE(trial.findings.size() == 1);
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("one window before it: the host's, as close as change points are placed") {
+    auto trial = trial_with(9, 8);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    CHECK(trial.host_events.size() == 1);
   }
   SECTION("five windows after, other processes took a core: the host's") {
     auto trial = trial_with(15, 110);
