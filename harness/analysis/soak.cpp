@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -444,18 +445,38 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // for more (or less) CPU, which is the workload's change, not the host's. A
 // sim whose steps spun 20 % longer on a saturated 2-core machine raised the
 // machine's pressure 65 -> 78 % and its own wait with it.
-bool trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+// Returns how far it moved, relative to its level before and positive the
+// way `sign` says (infinite from 0); nullopt when it did not.
+std::optional<double> trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
+  std::optional<double> moved;
   for (const auto& m : trial.metrics) {
     if (m.metric != k_trial_cpu_metric) continue;
-    for (const auto& st : m.steps)
-      if (std::fabs(t - st.t_s) <= near_s && trial_cpu_moved(st.before, st.after, sign)) return true;
+    for (const auto& st : m.steps) {
+      if (std::fabs(t - st.t_s) > near_s || !trial_cpu_moved(st.before, st.after, sign)) continue;
+      const double rel = st.before > 0 ? (st.after - st.before) * sign / st.before : HUGE_VAL;
+      moved = std::max(moved.value_or(rel), rel);
+    }
   }
-  return false;
+  return moved;
+}
+
+// Whether the trial's own CPU moved so much more than the probe that its
+// demand, not the host, explains the probe: a host that slows CPU work by
+// a fraction p raises a workload's CPU share by about p at most (the same
+// work takes longer; a workload that waits for I/O between its bursts keeps
+// its step time), while a workload that asks for more CPU raises it by
+// whatever it asks. Twice the probe's change is the margin. On this 2-core
+// VM the sim's own extra spin (its CPU 4 -> 20 % of a core, +400 %) slowed
+// the probe +16 % in the same window and +22 % three seconds later, with
+// nothing else on the machine moving.
+bool own_demand_explains_probe(std::optional<double> own_rise, double probe_change) {
+  return own_rise && *own_rise > 2 * probe_change;
 }
 
 std::string host_step_near(const TrialSoak& trial, double t, double near_s, double probe_near_s, double probe_late_s,
                            double sign) {
-  const bool self_demand = trial_cpu_step_near(trial, t, near_s, sign);
+  const std::optional<double> own_rise = trial_cpu_step_near(trial, t, near_s, sign);
+  const bool self_demand = own_rise.has_value();
   for (const auto& m : trial.metrics) {
     for (const auto& st : m.steps) {
       const double lag_s = t - st.t_s;
@@ -466,7 +487,7 @@ std::string host_step_near(const TrialSoak& trial, double t, double near_s, doub
         if (std::fabs(lag_s) > probe_near_s || lag_s < -probe_late_s) continue;
         // The probe's own noise is a few percent; a tenth is the machine.
         const double change = st.after / st.before - 1;
-        if (change * sign >= 0.10)
+        if (change * sign >= 0.10 && !own_demand_explains_probe(own_rise, change * sign))
           return fmt::format("the host probe took {:+.0f} % from {}", 100 * change, util::format_hms(st.t_s));
       } else if (m.metric == k_host_other_cpu_metric) {
         if ((st.after - st.before) * sign >= 25)
@@ -493,17 +514,20 @@ std::string host_drift(const TrialSoak& trial, double sign) {
   const double third = trial.wall_s / 3;
   // As for steps: a trial that asked for more CPU raised the pressure and
   // its own wait itself.
-  bool self_demand = false;
+  std::optional<double> own_rise;
   for (const auto& m : trial.metrics) {
     if (m.metric != k_trial_cpu_metric || m.window_t.empty()) continue;
     const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
-    self_demand = std::isfinite(before) && std::isfinite(after) && trial_cpu_moved(before, after, sign);
+    if (std::isfinite(before) && std::isfinite(after) && trial_cpu_moved(before, after, sign))
+      own_rise = before > 0 ? (after - before) * sign / before : HUGE_VAL;
   }
+  const bool self_demand = own_rise.has_value();
   for (const auto& m : trial.metrics) {
     if (m.window_t.empty()) continue;
     const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
     if (!std::isfinite(before) || !std::isfinite(after)) continue;
-    if (m.metric == k_host_probe_metric && before > 0 && (after / before - 1) * sign >= 0.10)
+    if (m.metric == k_host_probe_metric && before > 0 && (after / before - 1) * sign >= 0.10 &&
+        !own_demand_explains_probe(own_rise, (after / before - 1) * sign))
       return fmt::format("the host probe took {:+.0f} % after the first third", 100 * (after / before - 1));
     if (m.metric == k_host_other_cpu_metric && (after - before) * sign >= 25)
       return fmt::format("other processes' CPU went {:.0f} -> {:.0f} % of a core", before, after);

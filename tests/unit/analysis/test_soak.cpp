@@ -355,6 +355,58 @@ TEST_CASE("CPU pressure that rose with the trial's own CPU is the trial's doing,
   }
 }
 
+TEST_CASE("a probe slowed by the trial's own extra CPU does not explain the trial's step", "[soak]") {
+  // What a run alone saw: the sim spun longer per step from 15 s (its CPU
+  // 4 -> 20 % of a core), the step +21 %, and the probe +16 % in the same
+  // window, nothing else moving. A host that slows CPU work raises a
+  // workload's CPU share by about as much as the probe, no more.
+  auto trial_with = [](double probe_after, double cpu_before, double cpu_after) {
+    analysis::TrialSoak trial;
+    trial.wall_s = 30;
+    auto series = [](std::string name, double at_s, double before, double after) {
+      analysis::MetricTrend m;
+      m.metric = std::move(name);
+      for (int w = 0; w < 30; ++w) {
+        m.window_t.push_back(w + 0.5);
+        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
+      }
+      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.005});
+      return m;
+    };
+    trial.metrics.push_back(series(std::string(analysis::k_host_probe_metric), 15, 4.56, probe_after));
+    trial.metrics.push_back(series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after));
+    trial.findings.push_back(
+        {"staircase", "step_time_ms", 21.2, "%", "step_time_ms: a step of +21.2 %", {{15, 20.5, ""}}});
+    trial.findings.push_back({"drift", "step_time_ms", 2980, "%/h", "step_time_ms drifts", {{0.5, 17.1, ""}}});
+    return trial;
+  };
+  SECTION("the trial's CPU +400 %, the probe +16 %: the workload's step and drift") {
+    auto trial = trial_with(5.29, 4, 20);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.size() == 2);
+    CHECK(trial.host_events.empty());
+  }
+  SECTION("from no CPU at all: the workload's") {
+    auto trial = trial_with(5.29, 0, 20);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.size() == 2);
+  }
+  SECTION("the trial's CPU +15 %, the probe +20 %: a slower host, whose event it is") {
+    auto trial = trial_with(5.47, 40, 46);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    REQUIRE(trial.host_events.size() == 2);
+    CHECK_THAT(trial.host_events[0].summary + trial.host_events[1].summary,
+               Catch::Contains("the host probe took +20 %"));
+  }
+  SECTION("the trial's CPU unchanged, the probe +16 %: the host's") {
+    auto trial = trial_with(5.29, 20, 20);
+    analysis::separate_host_events(trial, options(1));
+    CHECK(trial.findings.empty());
+    CHECK(trial.host_events.size() == 2);
+  }
+}
+
 TEST_CASE("host pauses: an unusual interval's wait or lateness, beyond the typical one", "[soak]") {
   analysis::HostPauses h;
   // Wait 2 % of each 250 ms interval (5 ms), the canary 1 ms late; the
