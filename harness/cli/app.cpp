@@ -148,6 +148,19 @@ int run(int argc, char** argv) {
     }
     state->globals.command_line = line;
   }
+  {
+    // Relative paths (the suite, --db, a workload's cwd, the artifacts)
+    // resolve against the current directory: one deleted under the shell
+    // would otherwise surface as an exception from deep inside a command.
+    std::error_code ec;
+    const bool readable = !std::filesystem::current_path(ec).empty() && !ec;
+    if (!readable) {
+      std::cerr << fmt::format(
+          "perfgate: the current directory cannot be read ({}): it was deleted or moved; cd to one that exists\n",
+          ec.message());
+      return static_cast<int>(ExitCode::InputError);
+    }
+  }
   try {
     return chosen->run(*state);
   } catch (const std::exception& e) {

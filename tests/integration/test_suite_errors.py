@@ -1,9 +1,10 @@
 """Bad suites are refused before anything runs: exit 2, file:line:column, no database."""
 
 import re
+import subprocess
 import unittest
 
-from support import EXIT_INPUT, PerfgateTestCase, flow_list
+from support import EXIT_INPUT, PERFGATE_BIN, PerfgateTestCase, flow_list
 
 
 class SuiteErrors(PerfgateTestCase):
@@ -215,6 +216,21 @@ workloads:
                 r = self.perfgate("run", suite, *args)
                 self.assertExit(r, EXIT_INPUT)
                 self.assertNothingHappened()
+
+    def test_deleted_current_directory(self):
+        # The shell's directory removed under it (a CI workspace cleaned while a
+        # job's shell stayed in it): a clear error, not an internal one, and no
+        # database made.
+        gone = self.tmp / "gone"
+        gone.mkdir()
+        suite = self.write_suite(f"suite: s\nworkloads:\n  - name: w\n    command: {flow_list(self.cmd)}\n")
+        r = subprocess.run(["/bin/sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone),
+                            PERFGATE_BIN, "--db", str(self.db), "run", str(suite)],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        self.assertExit(r, EXIT_INPUT)
+        self.assertIn("the current directory cannot be read", r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+        self.assertNothingHappened()
 
     def test_misspelled_command(self):
         suite = self.write_suite(f"suite: ok\nworkloads:\n  - name: w\n    command: {self.cmd}\n")
