@@ -29,8 +29,11 @@ namespace {
 // trial's run-queue wait beside it to be the trial's doing rather than the
 // host's: a tenth of its level and two points at least. A sim spinning 20 %
 // longer per step went 20 -> 26 % (+32 %) on a saturated machine.
-bool trial_cpu_moved(double before, double after, double sign) {
-  return (after - before) * sign >= std::max(2.0, 0.10 * std::fabs(before));
+// Returns how far it moved, relative to its level before and positive the
+// way `sign` says (infinite from 0); nullopt when not far enough.
+std::optional<double> trial_cpu_rise(double before, double after, double sign) {
+  if ((after - before) * sign < std::max(2.0, 0.10 * std::fabs(before))) return std::nullopt;
+  return before > 0 ? (after - before) * sign / before : HUGE_VAL;
 }
 
 bool is_time_metric(std::string_view name) {
@@ -430,9 +433,9 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // the same windows as the workload, so its step explains only a workload
 // step within `probe_near_s` (three windows) of it, and never one it
 // follows by more than `probe_late_s` (a window, the placement's error): a
-// cause does not come after its effect. CI once saw the probe step +22 % at
-// 18 s, three seconds after an injected +22 % staircase that spun the sim's
-// CPU 4 -> 20 % of a core, on a machine running four tests. A lagging workload
+// cause does not come after its effect. The soak test, run alone, once saw
+// the probe step +22 % at 18 s, three seconds after an injected +22 %
+// staircase that spun the sim's CPU 4 -> 20 % of a core. A lagging workload
 // answer is explained by demand the host series can name (other processes'
 // CPU, pressure, the trial's wait). CI once hid an injected +40 % staircase
 // at 15 s behind a neighbour's +36 % probe step at 10 s, nothing else moved;
@@ -444,20 +447,18 @@ bool host_change_holds(const MetricTrend& m, const StaircaseStep& st, double t) 
 // pressure and the trial's run-queue wait moved because the workload asked
 // for more (or less) CPU, which is the workload's change, not the host's. A
 // sim whose steps spun 20 % longer on a saturated 2-core machine raised the
-// machine's pressure 65 -> 78 % and its own wait with it.
-// Returns how far it moved, relative to its level before and positive the
-// way `sign` says (infinite from 0); nullopt when it did not.
+// machine's pressure 65 -> 78 % and its own wait with it. The largest such
+// rise (as trial_cpu_rise gives it), nullopt when none.
 std::optional<double> trial_cpu_step_near(const TrialSoak& trial, double t, double near_s, double sign) {
-  std::optional<double> moved;
+  std::optional<double> largest;
   for (const auto& m : trial.metrics) {
     if (m.metric != k_trial_cpu_metric) continue;
     for (const auto& st : m.steps) {
-      if (std::fabs(t - st.t_s) > near_s || !trial_cpu_moved(st.before, st.after, sign)) continue;
-      const double rel = st.before > 0 ? (st.after - st.before) * sign / st.before : HUGE_VAL;
-      moved = std::max(moved.value_or(rel), rel);
+      if (std::fabs(t - st.t_s) > near_s) continue;
+      if (auto rise = trial_cpu_rise(st.before, st.after, sign)) largest = std::max(largest.value_or(*rise), *rise);
     }
   }
-  return moved;
+  return largest;
 }
 
 // Whether the trial's own CPU moved so much more than the probe that its
@@ -518,8 +519,7 @@ std::string host_drift(const TrialSoak& trial, double sign) {
   for (const auto& m : trial.metrics) {
     if (m.metric != k_trial_cpu_metric || m.window_t.empty()) continue;
     const double before = windows_median(m, -1e300, third), after = windows_median(m, third, 1e300);
-    if (std::isfinite(before) && std::isfinite(after) && trial_cpu_moved(before, after, sign))
-      own_rise = before > 0 ? (after - before) * sign / before : HUGE_VAL;
+    if (std::isfinite(before) && std::isfinite(after)) own_rise = trial_cpu_rise(before, after, sign);
   }
   const bool self_demand = own_rise.has_value();
   for (const auto& m : trial.metrics) {

@@ -193,6 +193,19 @@ TEST_CASE("a short run's drift must change the level by a staircase step, surely
 
 namespace {
 
+// A 30 s trial's series in 1 s windows, at `before` and from `at_s` on at
+// `after`, with the change point there (at significance `p`) if it moved.
+analysis::MetricTrend stepped_series(std::string name, double at_s, double before, double after, double p) {
+  analysis::MetricTrend m;
+  m.metric = std::move(name);
+  for (int w = 0; w < 30; ++w) {
+    m.window_t.push_back(w + 0.5);
+    m.window_median.push_back(w + 0.5 >= at_s ? after : before);
+  }
+  if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), p});
+  return m;
+}
+
 // A 30 s trial with 1 s windows whose other processes' CPU steps from 8 to
 // 129 % of a core at 5 s and, if `back_at_s` is finite, returns to 8 % then;
 // and a step-time staircase found at `step_at_s`.
@@ -255,18 +268,9 @@ TEST_CASE("the host probe alone explains only a workload step in the same window
   auto trial_with = [](double step_at_s, double other_cpu_after) {
     analysis::TrialSoak trial;
     trial.wall_s = 30;
-    auto series = [](std::string name, double at_s, double before, double after) {
-      analysis::MetricTrend m;
-      m.metric = std::move(name);
-      for (int w = 0; w < 30; ++w) {
-        m.window_t.push_back(w + 0.5);
-        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
-      }
-      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.001});
-      return m;
-    };
-    trial.metrics.push_back(series(std::string(analysis::k_host_probe_metric), 10, 1.0, 1.36));
-    trial.metrics.push_back(series(std::string(analysis::k_host_other_cpu_metric), 10, 8, other_cpu_after));
+    trial.metrics.push_back(stepped_series(std::string(analysis::k_host_probe_metric), 10, 1.0, 1.36, 0.001));
+    trial.metrics.push_back(
+        stepped_series(std::string(analysis::k_host_other_cpu_metric), 10, 8, other_cpu_after, 0.001));
     trial.findings.push_back(
         {"staircase", "step_time_ms", 40, "%", "step_time_ms: a step of +40 %", {{step_at_s, 12.6, ""}}});
     return trial;
@@ -311,19 +315,10 @@ TEST_CASE("CPU pressure that rose with the trial's own CPU is the trial's doing,
   auto trial_with = [](double cpu_before, double cpu_after) {
     analysis::TrialSoak trial;
     trial.wall_s = 30;
-    auto series = [](std::string name, double at_s, double before, double after) {
-      analysis::MetricTrend m;
-      m.metric = std::move(name);
-      for (int w = 0; w < 30; ++w) {
-        m.window_t.push_back(w + 0.5);
-        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
-      }
-      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.005});
-      return m;
-    };
-    trial.metrics.push_back(series("host.cpu_pressure_pct", 14, 66, 77));
-    trial.metrics.push_back(series(std::string(analysis::k_host_trial_wait_metric), 15, 25, 28));
-    trial.metrics.push_back(series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after));
+    trial.metrics.push_back(stepped_series("host.cpu_pressure_pct", 14, 66, 77, 0.005));
+    trial.metrics.push_back(stepped_series(std::string(analysis::k_host_trial_wait_metric), 15, 25, 28, 0.005));
+    trial.metrics.push_back(
+        stepped_series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after, 0.005));
     trial.findings.push_back(
         {"staircase", "step_time_ms", 27.6, "%", "step_time_ms: a step of +27.6 %", {{15, 39.6, ""}}});
     return trial;
@@ -363,18 +358,9 @@ TEST_CASE("a probe slowed by the trial's own extra CPU does not explain the tria
   auto trial_with = [](double probe_after, double cpu_before, double cpu_after) {
     analysis::TrialSoak trial;
     trial.wall_s = 30;
-    auto series = [](std::string name, double at_s, double before, double after) {
-      analysis::MetricTrend m;
-      m.metric = std::move(name);
-      for (int w = 0; w < 30; ++w) {
-        m.window_t.push_back(w + 0.5);
-        m.window_median.push_back(w + 0.5 >= at_s ? after : before);
-      }
-      if (before != after) m.steps.push_back({at_s, before, after, 100 * (after / before - 1), 0.005});
-      return m;
-    };
-    trial.metrics.push_back(series(std::string(analysis::k_host_probe_metric), 15, 4.56, probe_after));
-    trial.metrics.push_back(series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after));
+    trial.metrics.push_back(stepped_series(std::string(analysis::k_host_probe_metric), 15, 4.56, probe_after, 0.005));
+    trial.metrics.push_back(
+        stepped_series(std::string(analysis::k_trial_cpu_metric), 15, cpu_before, cpu_after, 0.005));
     trial.findings.push_back(
         {"staircase", "step_time_ms", 21.2, "%", "step_time_ms: a step of +21.2 %", {{15, 20.5, ""}}});
     trial.findings.push_back({"drift", "step_time_ms", 2980, "%/h", "step_time_ms drifts", {{0.5, 17.1, ""}}});
