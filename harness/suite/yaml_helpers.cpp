@@ -4,11 +4,15 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "harness/model/params.hpp"
 #include "harness/util/strings.hpp"
@@ -98,9 +102,123 @@ Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::stri
   return *d;
 }
 
+namespace {
+
+// Sizes a document as a reader that follows its aliases would see it.
+// yaml-cpp shares an anchored node with every alias to it, so parsing stays
+// linear, but walking the tree visits the node once per alias: nine levels
+// of nine aliases each (a "billion laughs") are 9^9 nodes in 300 bytes, and
+// an alias inside the node it names is a cycle no walk ends. Both are found
+// here from the parser's events, before any reader walks the tree.
+class AliasCheck : public YAML::EventHandler {
+ public:
+  // Saturates: past the limit the exact count does not matter.
+  static constexpr std::uint64_t k_cap = k_max_nodes_through_aliases * 4;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnAnchor(const YAML::Mark&, const std::string& name) override { pending_name_ = name; }
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    leaf(anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (problem_) return;
+    const auto& a = anchored(anchor);
+    if (a.open) {
+      problem_ =
+          Problem{mark, fmt::format("alias *{} is inside the node it names (a cycle no reader can finish)", a.name)};
+      return;
+    }
+    through_aliases_ = std::min(k_cap, through_aliases_ + a.size);
+    if (through_aliases_ > k_max_nodes_through_aliases)
+      problem_ =
+          Problem{mark, fmt::format("YAML aliases expand to more than {} nodes here (*{} alone is {}{}); "
+                                    "a YAML bomb? write the values out or use fewer aliases",
+                                    k_max_nodes_through_aliases, a.name, a.size >= k_cap ? "over " : "", a.size)};
+    add(a.size);
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open(anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    open(anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+  struct Problem {
+    YAML::Mark mark;
+    std::string message;
+  };
+  const std::optional<Problem>& problem() const { return problem_; }
+
+ private:
+  struct Anchored {
+    std::string name;
+    std::uint64_t size = 1;
+    bool open = false;
+  };
+  // Anchors are numbered 1, 2, ... in document order.
+  Anchored& anchored(YAML::anchor_t anchor) {
+    if (anchors_.size() <= anchor) anchors_.resize(anchor + 1);
+    return anchors_[anchor];
+  }
+  void name(YAML::anchor_t anchor) {
+    if (anchor == YAML::NullAnchor) return;
+    anchored(anchor).name = std::exchange(pending_name_, {});
+  }
+  void add(std::uint64_t nodes) {
+    if (!open_.empty()) open_.back().size = std::min(k_cap, open_.back().size + nodes);
+  }
+  void leaf(YAML::anchor_t anchor) {
+    name(anchor);
+    add(1);
+  }
+  void open(YAML::anchor_t anchor) {
+    name(anchor);
+    if (anchor != YAML::NullAnchor) anchored(anchor).open = true;
+    open_.push_back({anchor, 1});
+  }
+  void close() {
+    auto done = open_.back();
+    open_.pop_back();
+    if (done.anchor != YAML::NullAnchor) {
+      auto& a = anchored(done.anchor);
+      a.open = false;
+      a.size = done.size;
+    }
+    add(done.size);
+  }
+
+  struct Open {
+    YAML::anchor_t anchor;
+    std::uint64_t size;
+  };
+  std::vector<Open> open_;
+  std::vector<Anchored> anchors_;
+  std::string pending_name_;
+  std::uint64_t through_aliases_ = 0;
+  std::optional<Problem> problem_;
+};
+
+}  // namespace
+
 Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path) {
   try {
-    return YAML::Load(text);
+    auto root = YAML::Load(text);
+    // No alias without a '*': most files need no second pass.
+    if (text.find('*') != std::string::npos) {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      AliasCheck check;
+      parser.HandleNextDocument(check);  // Load reads the first document only
+      if (const auto& p = check.problem())
+        return Error::input(
+            fmt::format("{}:{}:{}: {}", display_path, p->mark.line + 1, p->mark.column + 1, p->message));
+    }
+    return root;
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp stops at a fixed nesting depth (its DepthGuard: 500 levels in
     // Debian 12's 0.7, the top-level map counting as one) and says only

@@ -2,6 +2,7 @@
 // Helpers shared by the YAML readers of suite/ (suites, profiles, gate
 // policies, checklists): every error names file:line:column.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ Expected<double> get_duration(const Ctx& c, const YAML::Node& n, const std::stri
 Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string& what, bool duration_ms = false);
 // "3%", "0.03" or "3 %" as a fraction; `max_value` bounds the fraction.
 Expected<double> get_fraction(const Ctx& c, const YAML::Node& n, const std::string& what, double max_value);
+// Nodes a walk may visit through aliases beyond the file's own: a real
+// suite shares a few blocks; a YAML bomb needs far more.
+inline constexpr std::uint64_t k_max_nodes_through_aliases = 1'000'000;
+// Parses `text`; a syntax error, nesting past yaml-cpp's limit, an alias
+// inside the node it names, or aliases expanding past the limit above is an
+// input error naming the file, line and column.
 Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path);
 Expected<std::string> read_file(const std::string& path);
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
@@ -217,6 +219,47 @@ TEST_CASE("YAML nested past the parser's depth limit says so at its place", "[su
   const std::string shallow = "suite: demo\nworkloads: " + std::string(300, '[') + std::string(300, ']') + "\n";
   auto shallow_msg = error_of(load(shallow));
   CHECK_THAT(shallow_msg, Catch::Contains("workload #1 must be a mapping, found a list"));
+}
+
+TEST_CASE("aliases that expand past the limit or form a cycle are refused at the alias", "[suite]") {
+  // A "billion laughs" of maps under params: nine levels of eight aliases
+  // (8^9 parameters) in under 1 KB, which flattening would have walked whole.
+  std::string bomb = "suite: demo\nworkloads:\n  - name: w\n    command: [/bin/true]\n    params:\n";
+  bomb += "      x0: &x0 {v: 1, w: 2}\n";
+  for (int level = 1; level < 10; ++level) {
+    bomb += fmt::format("      x{}: &x{} {{", level, level);
+    for (int k = 0; k < 8; ++k) bomb += fmt::format("{}k{}: *x{}", k ? ", " : "", k, level - 1);
+    bomb += "}\n";
+  }
+  auto msg = error_of(load(bomb));
+  CHECK_THAT(msg, Catch::StartsWith("suite.yaml:12:"));  // the alias that crosses the limit
+  CHECK_THAT(msg, Catch::Contains("YAML aliases expand to more than 1000000 nodes"));
+  CHECK_THAT(msg, Catch::Contains("*x5 alone is"));
+
+  // A sequence bomb in a matrix axis.
+  std::string laughs = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char level = 'b'; level <= 'i'; ++level) {
+    laughs += fmt::format("{}: &{} [", level, level);
+    for (int k = 0; k < 9; ++k) laughs += fmt::format("{}*{}", k ? ", " : "", static_cast<char>(level - 1));
+    laughs += "]\n";
+  }
+  CHECK_THAT(error_of(load(laughs + "suite: demo\nworkloads: []\n")), Catch::Contains("YAML aliases expand"));
+
+  const std::string cycle =
+      "suite: demo\nworkloads:\n  - name: w\n    command: [/bin/true]\n"
+      "    params: &p {a: 1, b: *p}\n";
+  CHECK(error_of(load(cycle)) ==
+        "suite.yaml:5:26: alias *p is inside the node it names (a cycle no reader can finish)");
+
+  // Shared blocks, as people use anchors, load as if written out.
+  const std::string shared =
+      "suite: demo\n"
+      "workloads:\n"
+      "  - name: a\n    command: [/bin/true]\n    params: &common {lr: 0.1, opt: {kind: adam}}\n"
+      "  - name: b\n    command: [/bin/true]\n    params: *common\n";
+  auto s = load(shared);
+  REQUIRE(s.has_value());
+  CHECK(s->workloads[1].params.at("opt.kind").text == "adam");
 }
 
 TEST_CASE("an unknown key is reported where it is, with a suggestion", "[suite]") {
