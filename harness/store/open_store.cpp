@@ -1,6 +1,5 @@
-#include <regex>
-
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "harness/store/pg.hpp"
 #include "harness/store/store.hpp"
@@ -11,8 +10,8 @@ Expected<Backend> backend_of(const std::string& spec) {
   if (pg::looks_like_conninfo(spec)) return Backend::Postgres;
   // "postgresq://", "mysql://host/db", "pg:/x": a URL that is not PostgreSQL's
   // would otherwise become a SQLite file named like it.
-  static const std::regex url(R"(^[A-Za-z][A-Za-z0-9+.-]*:/)");
-  if (std::regex_search(spec, url))
+  static const RE2 url(R"(^[A-Za-z][A-Za-z0-9+.-]*:/)");
+  if (RE2::PartialMatch(spec, url))
     return Error::input(
         fmt::format("--db '{}': looks like a URL but is not a PostgreSQL one (postgresql://user@host:port/db "
                     "or key=value pairs such as 'host=... dbname=...'); a SQLite database is a file path",

@@ -2,9 +2,9 @@
 
 #include <bit>
 #include <cstdlib>
-#include <regex>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "harness/util/strings.hpp"
 
@@ -96,24 +96,27 @@ Result exec(PGconn* c, const std::string& sql, const Params& p) {
   return Result(PQexecParams(c, sql.c_str(), p.size(), nullptr, ptrs.data(), nullptr, nullptr, 0));
 }
 
+// RE2, not std::regex: a connection string comes from the command line or
+// $PERFGATE_DB at any length, and std::regex recursed per character (a
+// 30,000-character --db overflowed the stack before any error was printed).
 std::string redact_conninfo(std::string_view conninfo) {
   std::string s(conninfo);
   // URL userinfo: scheme://user:secret@host (any scheme: a mistyped one too)
-  static const std::regex url_pw(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
-  s = std::regex_replace(s, url_pw, "$1:***@");
+  static const RE2 url_pw(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
+  RE2::Replace(&s, url_pw, R"(\1:***@)");
   // A query parameter: ?password=secret or &password=secret
-  static const std::regex query_pw(R"(([?&]password=)[^&#]*)", std::regex::icase);
-  s = std::regex_replace(s, query_pw, "$1***");
+  static const RE2 query_pw(R"((?i)([?&]password=)[^&#]*)");
+  RE2::GlobalReplace(&s, query_pw, R"(\1***)");
   // key=value form: password=secret or password='se cret'
-  static const std::regex kv_pw(R"((^|\s)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*))", std::regex::icase);
-  s = std::regex_replace(s, kv_pw, "$1$2***");
+  static const RE2 kv_pw(R"((?i)(^|\s)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*))");
+  RE2::GlobalReplace(&s, kv_pw, R"(\1\2***)");
   return s;
 }
 
 bool looks_like_conninfo(std::string_view s) {
   if (s.starts_with("postgresql://") || s.starts_with("postgres://")) return true;
-  static const std::regex kv(R"((^|\s)(host|hostaddr|port|dbname|user|service|sslmode)\s*=)");
-  return std::regex_search(std::string(s), kv);
+  static const RE2 kv(R"((^|\s)(host|hostaddr|port|dbname|user|service|sslmode)\s*=)");
+  return RE2::PartialMatch(s, kv);
 }
 
 }  // namespace perfgate::store::pg

@@ -1,5 +1,7 @@
-// Values typed on the command line: --set, --only, --slots, durations, sizes
-// and failure limits; each line is tried as every kind.
+// Values typed on the command line: --set, --only, --slots, --db (or
+// $PERFGATE_DB), durations, sizes and failure limits; each line is tried as
+// every kind.
+#include "harness/store/store.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/util/units.hpp"
@@ -16,6 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)util::parse_duration_s(s);
     (void)util::parse_bytes(s);
     (void)util::parse_failure_limit(s);
+    (void)store::backend_of(s);
+    (void)store::display_name(s);
   }
   return 0;
 }

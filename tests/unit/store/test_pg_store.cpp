@@ -74,6 +74,19 @@ TEST_CASE("passwords are masked in every form of connection string", "[store]") 
         "host=db password=*** dbname=perfgate");
   CHECK(store::pg::redact_conninfo("host=db password=s3cret") == "host=db password=***");
   CHECK(store::pg::redact_conninfo("postgresql://alice@db/perfgate") == "postgresql://alice@db/perfgate");
+
+  // Any length: a 30,000-character --db once overflowed the stack in the
+  // redaction (std::regex recursed per character).
+  const std::string long_password(1 << 20, 's');
+  CHECK(store::pg::redact_conninfo("host=db password=" + long_password + " dbname=x") ==
+        "host=db password=*** dbname=x");
+  CHECK(store::pg::redact_conninfo("postgresql://alice:" + long_password + "@db/x") == "postgresql://alice:***@db/x");
+  const std::string long_path(1 << 20, 'a');
+  CHECK(store::display_name(long_path) == long_path);
+  auto b = store::backend_of(long_path);
+  REQUIRE(b.has_value());
+  CHECK(*b == store::Backend::Sqlite);
+  CHECK(store::pg::looks_like_conninfo(long_path + " host=db"));
 }
 
 TEST_CASE("PostgreSQL errors: wrong password, missing database, server down, another application's tables", "[store]") {
