@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -19,25 +20,20 @@
 namespace perfgate::exec {
 namespace {
 
-class Collect final : public TrialObserver {
+class EachLine final : public TrialObserver {
  public:
-  explicit Collect(std::size_t max) : m_max(max) {}
-  void on_stdout_line(std::string_view line, bool, double) override {
-    if (out.size() + line.size() + 1 > m_max) return;
-    out.append(line);
-    out += '\n';
-  }
+  explicit EachLine(const OutputLineFn& fn) : m_fn(fn) {}
+  void on_stdout_line(std::string_view line, bool cut, double) override { m_fn(line, cut); }
   void on_tick(double, bool) override {}
-  std::string out;
 
  private:
-  std::size_t m_max;
+  const OutputLineFn& m_fn;
 };
 
 }  // namespace
 
-std::optional<std::string> capture_output(const std::vector<std::string>& argv, double timeout_s,
-                                          const std::string& cwd, std::size_t max_bytes) {
+bool for_each_output_line(const std::vector<std::string>& argv, double timeout_s, const OutputLineFn& on_line,
+                          const std::string& cwd) {
   LaunchSpec spec;
   spec.argv = argv;
   spec.cwd = std::filesystem::absolute(cwd).string();
@@ -47,11 +43,22 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv, 
   spec.log_limit_bytes = 0;
   spec.tick_interval_s = 1;
   spec.track_usage = false;  // a short helper: its /proc scans would cost more than it does
-  Collect c(max_bytes);
+  EachLine each(on_line);
   ProcessLauncher launcher;
-  auto r = launcher.launch(spec, c);
-  if (r.outcome != Outcome::Exited || r.exit_code != 0) return std::nullopt;
-  return c.out;
+  auto r = launcher.launch(spec, each);
+  return r.outcome == Outcome::Exited && r.exit_code == 0;
+}
+
+std::optional<std::string> capture_output(const std::vector<std::string>& argv, double timeout_s,
+                                          const std::string& cwd, std::size_t max_bytes) {
+  std::string out;
+  const OutputLineFn keep = [&](std::string_view line, bool) {
+    if (out.size() + line.size() + 1 > max_bytes) return;
+    out.append(line);
+    out += '\n';
+  };
+  if (!for_each_output_line(argv, timeout_s, keep, cwd)) return std::nullopt;
+  return out;
 }
 
 ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {

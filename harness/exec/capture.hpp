@@ -2,13 +2,23 @@
 // Runs a short helper command (git, nvidia-smi, python3 -c ...) and returns
 // its stdout, for facts about the machine. Never through a shell.
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfgate::exec {
 
-// stdout (at most max_bytes) if the command ran and exited 0 within timeout_s; nothing otherwise.
+// Runs argv and hands each stdout line to `on_line` as it arrives, however
+// much it prints: nothing is kept. A line longer than 1 MiB arrives cut to
+// that length with `cut` set. True if the command exited 0 within timeout_s.
+using OutputLineFn = std::function<void(std::string_view line, bool cut)>;
+bool for_each_output_line(const std::vector<std::string>& argv, double timeout_s, const OutputLineFn& on_line,
+                          const std::string& cwd = ".");
+
+// stdout (whole lines, at most max_bytes; later lines are left out) if the command ran and exited 0 within timeout_s;
+// nothing otherwise.
 std::optional<std::string> capture_output(const std::vector<std::string>& argv, double timeout_s = 5,
                                           const std::string& cwd = ".", std::size_t max_bytes = 1 << 20);
 

@@ -63,13 +63,21 @@ std::string first_line(std::string_view text) {
   return "";
 }
 
-// Runs a tool without a shell and returns its stdout.
-Expected<std::string> run_tool(std::vector<std::string> argv) {
+// argv with its program found on PATH: the launcher would search PATH
+// again; this is the one we checked.
+Expected<std::vector<std::string>> resolved(std::vector<std::string> argv) {
   auto exe = find_on_path(argv.front());
   if (!exe) return Error::harness(fmt::format("{} not found on PATH", argv.front()));
-  const std::string shown = util::join(argv, " ");
-  argv.front() = *exe;  // the launcher would search PATH again; this is the one we checked
-  auto out = exec::capture_output(argv, k_tool_timeout_s);
+  argv.front() = *exe;
+  return argv;
+}
+
+// Runs a tool without a shell and returns its stdout.
+Expected<std::string> run_tool(const std::vector<std::string>& command) {
+  auto argv = resolved(command);
+  if (!argv) return argv.error();
+  const std::string shown = util::join(command, " ");
+  auto out = exec::capture_output(*argv, k_tool_timeout_s);
   if (!out)
     return Error::harness(
         fmt::format("`{}` failed (non-zero exit, or no answer within {:g} s)", shown, k_tool_timeout_s));
@@ -162,19 +170,30 @@ class CommandSampler final : public Sampler {
 
   std::string_view name() const override { return m_label; }
 
-  // The regex is tried on each line of the output in turn, so '^' and '$'
-  // anchor to lines (RE2: linear in the line, however long). Each metric
-  // takes the first line where its group matched a number.
+  // The regex is tried on each line of the output as it arrives, so '^' and
+  // '$' anchor to lines (RE2: linear in the line, however long), and nothing
+  // bounds the output but the tool's timeout. Each metric takes the first
+  // line where its group matched a number. A line over the launcher's 1 MiB
+  // line limit arrives cut and is not matched (a cut number would be a wrong
+  // one); when no metric was found the message counts such lines.
   Expected<std::vector<Reading>> sample(int) override {
     return guarded([&]() -> Expected<std::vector<Reading>> {
-      auto out = run_tool(m_argv);
-      if (!out) return out.error();
+      auto argv = resolved(m_argv);
+      if (!argv) return argv.error();
       std::vector<std::optional<double>> values(m_groups.size());
-      std::size_t filled = 0;
+      std::size_t filled = 0, lines = 0, cut_lines = 0;
+      std::string first;
       std::vector<std::string_view> m;
-      for (auto& line : util::split(*out, '\n')) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!m_re.search(line, m)) continue;
+      const exec::OutputLineFn match = [&](std::string_view line, bool cut) {
+        ++lines;
+        if (first.empty() && !util::trim(line).empty()) first = first_line(line);
+        if (cut) {
+          ++cut_lines;
+          return;
+        }
+        if (filled == m_groups.size()) return;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!m_re.search(line, m)) return;
         for (std::size_t k = 0; k < m_groups.size(); ++k) {
           if (values[k] || m[m_groups[k].first].data() == nullptr) continue;
           auto s = util::trim(m[m_groups[k].first]);
@@ -186,13 +205,20 @@ class CommandSampler final : public Sampler {
           values[k] = v;
           ++filled;
         }
-        if (filled == m_groups.size()) break;
-      }
-      if (filled == 0)
+      };
+      const std::string shown = util::join(m_argv, " ");
+      if (!exec::for_each_output_line(*argv, k_tool_timeout_s, match))
         return Error::harness(
-            fmt::format("no line of the output of `{}` matched regex '{}' with a number; "
-                        "first line: '{}'",
-                        util::join(m_argv, " "), m_regex_text, first_line(*out)));
+            fmt::format("`{}` failed (non-zero exit, or no answer within {:g} s)", shown, k_tool_timeout_s));
+      if (filled == 0) {
+        if (first.empty()) return Error::harness(fmt::format("`{}` printed nothing", shown));
+        return Error::harness(fmt::format(
+            "no line of the output of `{}` matched regex '{}' with a number{}; first line: '{}'", shown, m_regex_text,
+            cut_lines == 0 ? std::string()
+                           : fmt::format(" ({} of its {} lines {} longer than 1 MiB, cut and not matched)", cut_lines,
+                                         lines, cut_lines == 1 ? "was" : "were"),
+            first));
+      }
       std::vector<Reading> readings;
       for (std::size_t k = 0; k < m_groups.size(); ++k)
         if (values[k]) readings.push_back({m_groups[k].second, *values[k]});

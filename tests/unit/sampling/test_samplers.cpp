@@ -429,6 +429,24 @@ TEST_CASE("command sampler: missing program and unmatched output are errors nami
     CHECK_THAT(r.error().message, Catch::Contains("`echo nothing to see`") && Catch::Contains("value=(?<a>\\d+)") &&
                                       Catch::Contains("first line: 'nothing to see'"));
   }
+  SECTION("lines of any length past any amount of output; a line over 1 MiB is counted, not matched") {
+    // 2 MB of other lines first: the whole output was once capped at 1 MiB
+    // and later lines, matching or not, were left out without a word.
+    test::TempDir tmp("cmd-long");
+    write_script(tmp / "probe",
+                 "python3 -c \"import sys\n"
+                 "for _ in range(2000): print('x' * 1000)\n"
+                 "print('y' * 1500000)\n"
+                 "print('pad ' * 250000 + 'val=42')\n\"\n");
+    auto r = make(spec_of("command", {(tmp / "probe").string()}, R"(val=(?<val>\d+))"))->sample(::getpid());
+    REQUIRE(r);
+    CHECK(value(*r, "val") == 42);  // on a line of 1,000,006 bytes, after 3.5 MB
+
+    auto none = make(spec_of("command", {(tmp / "probe").string()}, R"(nothing=(?<n>\d+))"))->sample(::getpid());
+    REQUIRE_FALSE(none);
+    CHECK_THAT(none.error().message,
+               Catch::Contains("(1 of its 2002 lines was longer than 1 MiB, cut and not matched)"));
+  }
   SECTION("a program that fails") {
     auto spec = spec_of("command", {"false"}, R"((?<a>\d+))");
     auto r = make(spec)->sample(::getpid());
