@@ -67,6 +67,14 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
     r.error = "no command";
     return r;
   }
+  // The one PATH lookup (util::find_on_path), then execv: the launcher and
+  // the samplers find programs the same way.
+  const auto exe = util::find_on_path(argv.front());
+  if (!exe) {
+    r.error = argv.front().find('/') == std::string::npos ? fmt::format("{}: command not found on PATH", argv.front())
+                                                          : fmt::format("{}: not an executable file", argv.front());
+    return r;
+  }
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     r.error = std::string("pipe: ") + std::strerror(errno);
@@ -86,7 +94,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
     ::setpgid(0, 0);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    ::execvp(args[0], args.data());
+    ::execv(exe->c_str(), args.data());
     int e = errno;
     (void)!::write(exec_pipe[1], &e, sizeof e);  // tells the parent why exec failed
     ::_exit(127);
@@ -151,8 +159,7 @@ ToolResult run_tool(const std::vector<std::string>& argv, double timeout_s) {
   const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
   ::close(exec_pipe[0]);
   if (exec_failed) {
-    r.error = exec_errno == ENOENT ? fmt::format("{}: command not found on PATH", argv[0])
-                                   : fmt::format("{}: {}", argv[0], std::strerror(exec_errno));
+    r.error = fmt::format("{}: {}", argv[0], std::strerror(exec_errno));
     return r;
   }
   if (timed_out) {

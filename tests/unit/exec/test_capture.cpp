@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+
+#include "tests/unit/support/scoped_env.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 using perfgate::exec::run_tool;
 
@@ -38,4 +42,21 @@ TEST_CASE("run_tool: a command that never answers is killed at the deadline, ope
     CHECK_FALSE(r.ran);
     CHECK(r.error == "sh did not answer within 1 s");
   }
+}
+
+TEST_CASE("run_tool finds its program as the launcher does: the first executable file on PATH", "[exec]") {
+  namespace fs = std::filesystem;
+  perfgate::test::TempDir tmp("run-tool");
+  fs::create_directories(tmp / "a");
+  fs::create_directories(tmp / "b");
+  perfgate::test::write_file(tmp / "a" / "perfgate-tool", "#!/bin/sh\necho a\n");  // not executable
+  perfgate::test::write_file(tmp / "b" / "perfgate-tool", "#!/bin/sh\necho b\n");
+  fs::permissions(tmp / "b" / "perfgate-tool", fs::perms::owner_all);
+  perfgate::test::ScopedEnv path("PATH", (tmp / "a").string() + ":" + (tmp / "b").string() + ":/usr/bin:/bin");
+  auto r = run_tool({"perfgate-tool"}, 30);
+  CHECK(r.ok());
+  CHECK(r.out == "b\n");
+  auto not_executable = run_tool({(tmp / "a" / "perfgate-tool").string()}, 30);
+  CHECK_FALSE(not_executable.ran);
+  CHECK(not_executable.error == (tmp / "a" / "perfgate-tool").string() + ": not an executable file");
 }

@@ -17,6 +17,7 @@
 #include "harness/sampling/sampler.hpp"
 #include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/readings.hpp"
+#include "tests/unit/support/scoped_env.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
 namespace s = perfgate::sampling;
@@ -30,26 +31,7 @@ namespace {
 std::string data_path(const std::string& name) { return perfgate::test::data_dir() + "/sampling/" + name; }
 std::string fakes_dir() { return perfgate::test::source_dir() + "/tests/integration/fakes"; }
 
-// Sets an environment variable for one test and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      ::unsetenv(m_name.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using perfgate::test::ScopedEnv;
 
 std::string path_with(const std::string& dir) {
   const char* old = std::getenv("PATH");
