@@ -26,7 +26,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <utility>
 
 #include "harness/stats/descriptive.hpp"
@@ -47,17 +46,6 @@ constexpr std::uint64_t mix64(std::uint64_t z) { return splitmix64_mix(z); }
 // which segments are examined or on max_change_points.
 std::uint64_t segment_seed(std::uint64_t seed, std::size_t begin, std::size_t end) {
   return mix64(mix64(mix64(seed) ^ static_cast<std::uint64_t>(begin)) ^ static_cast<std::uint64_t>(end));
-}
-
-// Unbiased integer in [0, bound) over mt19937_64, whose output the standard
-// fixes; std::uniform_int_distribution and std::shuffle are not portable.
-// Rejects the lowest 2^64 mod bound raw values so every residue is equally likely.
-std::uint64_t draw_below(std::mt19937_64& gen, std::uint64_t bound) {
-  const std::uint64_t reject_below = (0 - bound) % bound;
-  for (;;) {
-    const std::uint64_t r = gen();
-    if (r >= reject_below) return r % bound;
-  }
 }
 
 // Count and sum of the values inserted so far, indexed by rank, with prefix
@@ -178,9 +166,9 @@ class SegmentSplitter {
   }
 
   // Fisher-Yates over the time order, from the portable draw above.
-  void shuffle(std::mt19937_64& gen) {
+  void shuffle(SplitMix64& gen) {
     for (std::size_t i = m_rank_order.size(); i > 1; --i) {
-      const auto j = static_cast<std::size_t>(draw_below(gen, i));
+      const auto j = static_cast<std::size_t>(gen.below(i));
       std::swap(m_rank_order[i - 1], m_rank_order[j]);
     }
   }
@@ -207,7 +195,7 @@ class SegmentSplitter {
 // always above significance. Null segments typically stop after a dozen
 // permutations instead of R; only real change points pay for all R.
 double permutation_p_value(SegmentSplitter& splitter, double q_observed, const ChangePointOptions& opt,
-                           std::mt19937_64& gen) {
+                           SplitMix64& gen) {
   const int permutations = std::max(0, opt.permutations);
   const double denominator = 1.0 + permutations;
   int stop_at = 0;
@@ -256,7 +244,7 @@ std::vector<ChangePoint> e_divisive(std::span<const double> x, const ChangePoint
     const Candidate c = *best;
     pending.erase(best);
     splitter.load(x.subspan(c.begin, c.end - c.begin));
-    std::mt19937_64 gen(segment_seed(opt.seed, c.begin, c.end));
+    SplitMix64 gen(segment_seed(opt.seed, c.begin, c.end));
     const double p = permutation_p_value(splitter, c.q, opt, gen);
     if (!(p <= opt.significance)) continue;
     ChangePoint cp;

@@ -7,13 +7,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <utility>
 #include <vector>
 
 #include <boost/math/distributions/normal.hpp>
 
 #include "harness/stats/descriptive.hpp"
+#include "harness/stats/running.hpp"
 
 namespace perfgate::stats {
 
@@ -151,19 +151,6 @@ bool exact_allowed(std::size_t n1, std::size_t n2, bool ties, MwMethod method) {
       return false;
   }
   return false;
-}
-
-// Unbiased integer in [0, bound) from a 64-bit generator whose output sequence
-// the standard fixes (mt19937_64), unlike std::uniform_int_distribution's
-// mapping, which differs between standard libraries. Rejects the lowest
-// 2^64 mod bound raw values so that every residue is equally likely
-// (the rejection probability is below bound / 2^64).
-std::uint64_t draw_below(std::mt19937_64& gen, std::uint64_t bound) {
-  const std::uint64_t reject_below = (0 - bound) % bound;  // 2^64 mod bound
-  for (;;) {
-    const std::uint64_t r = gen();
-    if (r >= reject_below) return r % bound;
-  }
 }
 
 // Median (type 7, as stats::median) of a scratch buffer, reordering it.
@@ -323,15 +310,15 @@ RatioInterval bootstrap_median_ratio(std::span<const double> x, std::span<const 
   r.low = r.high = r.ratio;
   if (resamples < 1) return r;
 
-  std::mt19937_64 gen(seed);
+  SplitMix64 gen(seed);
   std::vector<double> resample_x(x.size()), resample_y(y.size());
   std::vector<double> ratios;
   ratios.reserve(static_cast<std::size_t>(resamples));
   for (int b = 0; b < resamples; ++b) {
     // Fixed draw order (all of x, then all of y) so the stream, and hence
     // the interval, depend only on the seed and the sizes.
-    for (double& v : resample_x) v = x[draw_below(gen, x.size())];
-    for (double& v : resample_y) v = y[draw_below(gen, y.size())];
+    for (double& v : resample_x) v = x[gen.below(x.size())];
+    for (double& v : resample_y) v = y[gen.below(y.size())];
     const double bx = median_in_place(resample_x);
     const double by = median_in_place(resample_y);
     if (bx != 0) ratios.push_back(by / bx);  // a zero baseline median has no ratio; skip it

@@ -38,7 +38,10 @@ constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
 }
 
 // SplitMix64 as a generator: fixed and tiny, so a seeded draw is the same on
-// every platform and call, and several times cheaper than mt19937_64.
+// every platform and call, and several times cheaper than mt19937_64. The
+// one seeded random source of perfgate: trial order, permutation and
+// bootstrap draws, reservoirs and subsamples (perfgate-sim, a workload,
+// keeps its own).
 class SplitMix64 {
  public:
   explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
@@ -49,6 +52,18 @@ class SplitMix64 {
   }
   // Uniform in (0, 1) from the top 53 bits.
   double uniform01() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
+  // Uniform integer in [0, bound), bound > 0, unbiased: the lowest
+  // 2^64 mod bound raw values are drawn again, so every residue is equally
+  // likely (a redraw has probability below bound / 2^64). Written out, not
+  // std::uniform_int_distribution, whose mapping differs between standard
+  // libraries: a recorded seed must give the same draws everywhere.
+  std::uint64_t below(std::uint64_t bound) {
+    const std::uint64_t reject_below = (0 - bound) % bound;  // 2^64 mod bound
+    for (;;) {
+      const std::uint64_t r = next();
+      if (r >= reject_below) return r % bound;
+    }
+  }
 
  private:
   std::uint64_t m_state;
