@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,10 +18,19 @@ std::optional<ProcStat> read_proc_stat(int proc_fd, int pid) {
   std::snprintf(path, sizeof path, "%d/stat", pid);
   int fd = ::openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;  // exited between readdir and open
-  char buf[1024];
-  auto n = ::read(fd, buf, sizeof buf - 1);
+  char buf[k_proc_stat_max_bytes];
+  auto n = ::read(fd, buf, sizeof buf);
   ::close(fd);
   if (n <= 0) return std::nullopt;
+  return parse_proc_stat(std::string_view(buf, static_cast<std::size_t>(n)), pid);
+}
+
+std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid) {
+  // strtoll needs a terminated string: the text is copied (at most the
+  // bytes a real stat line can have) and read there.
+  char buf[k_proc_stat_max_bytes + 1];
+  const std::size_t n = std::min(text.size(), k_proc_stat_max_bytes);
+  std::memcpy(buf, text.data(), n);
   buf[n] = '\0';
   // The command name sits in parentheses and may itself hold ") ".
   char* p = std::strrchr(buf, ')');
@@ -81,19 +91,38 @@ GroupUsage sample_group(pid_t pgid) {
 std::optional<double> peak_rss_mb_of(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, pid > 0 ? "/proc/%d/status" : "/proc/self/status", static_cast<int>(pid));
-  std::FILE* f = std::fopen(path, "re");
-  if (!f) return std::nullopt;
-  std::optional<double> out;
-  char line[256];
-  while (std::fgets(line, sizeof line, f)) {
-    unsigned long long kb = 0;
-    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) {
-      out = static_cast<double>(kb) / 1024.0;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  // VmHWM sits in the first 2 KB of the file; 8 KB holds all of it.
+  char buf[8192];
+  std::size_t have = 0;
+  for (ssize_t got; have < sizeof buf && (got = ::read(fd, buf + have, sizeof buf - have)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
       break;
     }
+    have += static_cast<std::size_t>(got);
   }
-  std::fclose(f);
-  return out;
+  ::close(fd);
+  return parse_vm_hwm_mb(std::string_view(buf, have));
+}
+
+std::optional<double> parse_vm_hwm_mb(std::string_view status) {
+  constexpr std::string_view key = "VmHWM:";
+  for (std::size_t at = 0; at < status.size();) {
+    auto end = status.find('\n', at);
+    if (end == std::string_view::npos) end = status.size();
+    auto line = status.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(key)) continue;
+    line.remove_prefix(key.size());
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    unsigned long long kb = 0;
+    auto [rest, ec] = std::from_chars(line.data(), line.data() + line.size(), kb);
+    if (ec != std::errc() || rest == line.data()) return std::nullopt;
+    return static_cast<double>(kb) / 1024.0;
+  }
+  return std::nullopt;
 }
 
 double rss_counter_slack_mb() {

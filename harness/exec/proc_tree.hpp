@@ -4,8 +4,10 @@
 // proc sampler (a trial's process tree).
 
 #include <sys/types.h>
+#include <cstddef>
 #include <functional>
 #include <optional>
+#include <string_view>
 
 namespace perfgate::exec {
 
@@ -24,6 +26,10 @@ struct ProcStat {
 // /proc/<pid>/stat relative to an open /proc; nullopt when the process exited
 // (or the line is cut short).
 std::optional<ProcStat> read_proc_stat(int proc_fd, int pid);
+// The same over a stat line's text (the first k_proc_stat_max_bytes of it):
+// nullopt when the fields are not all there.
+inline constexpr std::size_t k_proc_stat_max_bytes = 1024;
+std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid);
 
 // Calls visit(proc_fd, pid) for every process in /proc; false (errno set)
 // when /proc cannot be read.
@@ -42,6 +48,8 @@ GroupUsage sample_group(pid_t pgid);
 // the program the process runs now, in MB; a process that exec'd counts
 // from its exec. nullopt when it exited or the line is missing.
 std::optional<double> peak_rss_mb_of(pid_t pid);
+// The same over a status file's text.
+std::optional<double> parse_vm_hwm_mb(std::string_view status);
 
 // How far apart two readings of one process's RSS may be without any page
 // changing hands, in MB. The kernel keeps RSS counters per CPU (Linux 6.2+;

@@ -609,6 +609,46 @@ std::optional<CpuTicks> parse_proc_stat_cpu(std::string_view text) {
   return t;
 }
 
+namespace {
+
+// An unsigned number at the start of `text` (after blanks), alone in its field.
+std::optional<unsigned long long> leading_count(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  unsigned long long v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || ptr == text.data()) return std::nullopt;
+  if (ptr != text.data() + text.size() && !std::isspace(static_cast<unsigned char>(*ptr))) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<double> parse_loadavg_1m(std::string_view text) {
+  auto fields = util::split_whitespace(text.substr(0, text.find('\n')));
+  if (fields.empty()) return std::nullopt;
+  double v = 0;
+  const auto f = fields.front();
+  auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+  if (ec != std::errc{} || ptr != f.data() + f.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+std::optional<unsigned long long> parse_cpu_pressure_total_us(std::string_view text) {
+  for (auto line : lines_of(text)) {
+    if (!line.starts_with("some ")) continue;
+    const auto at = line.find(" total=");
+    if (at == std::string_view::npos) return std::nullopt;
+    return leading_count(line.substr(at + 7));
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned long long> parse_schedstat_wait_ns(std::string_view text) {
+  auto fields = util::split_whitespace(text.substr(0, text.find('\n')));
+  if (fields.size() < 2) return std::nullopt;
+  return leading_count(fields[1]);
+}
+
 model::MetricInfo sampler_metric_info(std::string_view metric) {
   // Direction: what a regression looks like when the workload is unchanged.
   // More memory, heat or power for the same work is worse (lower). Busy

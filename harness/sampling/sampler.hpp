@@ -113,6 +113,12 @@ struct CpuTicks {
   unsigned long long busy = 0, idle = 0, steal = 0;
 };
 std::optional<CpuTicks> parse_proc_stat_cpu(std::string_view text);
+// `/proc/loadavg`: the 1-minute load average.
+std::optional<double> parse_loadavg_1m(std::string_view text);
+// `/proc/pressure/cpu`: the "some" line's total= (microseconds some task waited).
+std::optional<unsigned long long> parse_cpu_pressure_total_us(std::string_view text);
+// `/proc/<pid>/task/<tid>/schedstat`: nanoseconds runnable but waiting for a CPU.
+std::optional<unsigned long long> parse_schedstat_wait_ns(std::string_view text);
 
 // `/proc` of a process tree rooted at `root_pid`: host.rss_mb, host.cpu_pct
 // (since the previous call on the same object), host.threads.

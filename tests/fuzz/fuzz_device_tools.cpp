@@ -1,7 +1,30 @@
-// What the device and host samplers read: npu-smi (table, key-value blocks,
-// processes), nvidia-smi (CSV, apps) and /proc/stat, all over the same text.
+// What the device and host samplers and the machine fingerprint read:
+// npu-smi (table, key-value blocks, processes), nvidia-smi (CSV, apps),
+// /proc (stat, a process's stat and status, loadavg, CPU pressure,
+// schedstat), all over the same text; and the fingerprint of a machine whose
+// every file and tool answers with it.
+#include "harness/exec/proc_tree.hpp"
+#include "harness/runner/fingerprint.hpp"
 #include "harness/sampling/sampler.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
+
+namespace {
+
+class TextMachine final : public perfgate::runner::MachineProbe {
+ public:
+  explicit TextMachine(const std::string& text) : m_text(text) {}
+  std::string read_file(const std::string&) const override { return m_text; }
+  std::optional<std::string> run_tool(const std::vector<std::string>&, double) const override { return m_text; }
+  std::string hostname() const override { return m_text.substr(0, 64); }
+  std::string kernel_release() const override { return "6.1.0"; }
+  std::string arch() const override { return "x86_64"; }
+  unsigned cores() const override { return 8; }
+
+ private:
+  const std::string& m_text;
+};
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace perfgate;
@@ -13,5 +36,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)sampling::parse_nvidia_smi_csv(text);
   (void)sampling::parse_nvidia_smi_apps(text);
   (void)sampling::parse_proc_stat_cpu(text);
+  (void)sampling::parse_loadavg_1m(text);
+  (void)sampling::parse_cpu_pressure_total_us(text);
+  (void)sampling::parse_schedstat_wait_ns(text);
+  (void)exec::parse_proc_stat(text, 1);
+  (void)exec::parse_vm_hwm_mb(text);
+  const TextMachine machine(text);
+  runner::FingerprintOptions opts;
+  opts.python = "python3";
+  opts.machine = &machine;
+  (void)runner::machine_fingerprint(opts);
   return 0;
 }

@@ -78,3 +78,37 @@ TEST_CASE("a program exec'd from a vfork is charged its parent's memory, within 
   // 3 counters x 64 pages x 4 CPUs at the least: 3 MB with 4 KiB pages.
   CHECK(slack_mb >= 3.0 * 64 * 4 * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0) - 1e-9);
 }
+
+TEST_CASE("a /proc/<pid>/stat line is read by its fields, whatever the command name holds", "[exec]") {
+  // Captured from `cat /proc/self/stat` on Debian 12, the name changed to
+  // one holding ") " and spaces, as a process may name itself.
+  const std::string line =
+      "2771 (a) b (c) R 2766 2700 6108 0 -1 4194304 100 0 0 0 7 3 5 2 20 0 4 0 1825862 3133440 376 "
+      "18446744073709551615 94204168679424 94204168699305 140731588886752 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+  auto s = parse_proc_stat(line, 2771);
+  REQUIRE(s);
+  CHECK(s->pid == 2771);
+  CHECK(s->state == 'R');
+  CHECK(s->ppid == 2766);
+  CHECK(s->pgrp == 2700);
+  CHECK(s->own_cpu_ticks == 10);   // utime 7 + stime 3
+  CHECK(s->child_cpu_ticks == 7);  // cutime 5 + cstime 2
+  CHECK(s->threads == 4);
+  CHECK(s->rss_pages == 376);
+  // Cut before field 24, no closing parenthesis, nothing: no reading.
+  CHECK_FALSE(parse_proc_stat(line.substr(0, line.find(" 376")), 1));
+  CHECK_FALSE(parse_proc_stat("2771 (cat R 1 2 3", 1));
+  CHECK_FALSE(parse_proc_stat("", 1));
+  CHECK_FALSE(parse_proc_stat(std::string(5000, ')'), 1));  // longer than any real line: its start is read
+}
+
+TEST_CASE("VmHWM is read from a status file's text", "[exec]") {
+  CHECK(parse_vm_hwm_mb("Name:\tcat\nVmPeak:\t   5920 kB\nVmHWM:\t    1536 kB\nVmRSS:\t 1500 kB\n") == 1.5);
+  CHECK_FALSE(parse_vm_hwm_mb("Name:\tkthreadd\nState:\tS (sleeping)\n"));  // kernel threads have none
+  CHECK_FALSE(parse_vm_hwm_mb("VmHWM:\t  kB\n"));
+  CHECK_FALSE(parse_vm_hwm_mb(""));
+  // This process's own, through the file.
+  auto own = peak_rss_mb_of(0);
+  REQUIRE(own);
+  CHECK(*own > 0);
+}

@@ -323,3 +323,21 @@ TEST_CASE("only_devices keeps the trial's own cards and everything not about a d
   REQUIRE_FALSE(mine.empty());
   for (const auto& m : mine) CHECK(m.metric.rfind("device.5.", 0) == 0);
 }
+
+TEST_CASE("host readers: loadavg, CPU pressure and a thread's run-queue wait", "[sampling]") {
+  // Captured on Debian 12 (kernel 6.1): /proc/loadavg, /proc/pressure/cpu
+  // and /proc/self/schedstat.
+  CHECK(s::parse_loadavg_1m("0.75 1.31 1.83 1/84 2772\n") == 0.75);
+  CHECK_FALSE(s::parse_loadavg_1m(""));
+  CHECK_FALSE(s::parse_loadavg_1m("nan 1 1 1/1 1\n"));
+  CHECK_FALSE(s::parse_loadavg_1m("0,75 1,31\n"));  // never read through a locale
+  const char* pressure =
+      "some avg10=0.24 avg60=2.57 avg300=4.70 total=2734829505\n"
+      "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+  CHECK(s::parse_cpu_pressure_total_us(pressure) == 2734829505ull);
+  CHECK_FALSE(s::parse_cpu_pressure_total_us("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"));
+  CHECK_FALSE(s::parse_cpu_pressure_total_us("some avg10=0.24 total=x\n"));
+  CHECK(s::parse_schedstat_wait_ns("2544343 508187 2\n") == 508187ull);
+  CHECK_FALSE(s::parse_schedstat_wait_ns("2544343\n"));
+  CHECK_FALSE(s::parse_schedstat_wait_ns("2544343 -5 2\n"));
+}
