@@ -236,9 +236,21 @@ Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& disp
 Expected<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::input(fmt::format("{}: cannot read file ({})", path, std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Read in blocks up to one byte past the limit, so a pipe or a file that
+  // grows is bounded too, not only what its size said.
+  std::string text;
+  char block[1 << 16];
+  while (in && text.size() <= k_max_yaml_file_bytes) {
+    in.read(block, sizeof block);
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+  }
+  if (text.size() > k_max_yaml_file_bytes)
+    return Error::input(
+        fmt::format("{}: larger than {} MiB, the most perfgate reads of a YAML file (its node tree "
+                    "takes about 50 times the file's size); split it, or generate fewer entries",
+                    path, k_max_yaml_file_bytes >> 20));
+  if (in.bad()) return Error::input(fmt::format("{}: cannot read file ({})", path, std::strerror(errno)));
+  return text;
 }
 
 Expected<double> get_number(const Ctx& c, const YAML::Node& n, const std::string& what, bool duration_ms) {

@@ -2,6 +2,7 @@
 // Helpers shared by the YAML readers of suite/ (suites, profiles, gate
 // policies, checklists): every error names file:line:column.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ inline constexpr std::uint64_t k_max_nodes_through_aliases = 1'000'000;
 // inside the node it names, or aliases expanding past the limit above is an
 // input error naming the file, line and column.
 Expected<YAML::Node> parse_yaml(const std::string& text, const std::string& display_path);
+// A YAML file's text (suite, profile, policy, checklist). Past this size it
+// is an input error: yaml-cpp's tree of a 10 MB suite peaks at 527 MB, so
+// the limit bounds the memory a file can take (tests/bench/suite_load.py).
+inline constexpr std::size_t k_max_yaml_file_bytes = std::size_t{16} << 20;
 Expected<std::string> read_file(const std::string& path);
 
 }  // namespace perfgate::suite::yaml

@@ -11,6 +11,7 @@
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/placeholders.hpp"
+#include "harness/suite/yaml_helpers.hpp"
 #include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/temp_dir.hpp"
 
@@ -260,6 +261,25 @@ TEST_CASE("aliases that expand past the limit or form a cycle are refused at the
   auto s = load(shared);
   REQUIRE(s.has_value());
   CHECK(s->workloads[1].params.at("opt.kind").text == "adam");
+}
+
+TEST_CASE("a YAML file past the size limit is refused before it is parsed", "[suite]") {
+  test::TempDir tmp("big-suite");
+  // A valid suite padded with a comment to one byte past 16 MiB.
+  std::string text = "suite: demo\nworkloads: []\n#";
+  text.resize(suite::yaml::k_max_yaml_file_bytes + 1, 'x');
+  test::write_file(tmp / "big.yaml", text);
+  auto big = suite::load_suite((tmp / "big.yaml").string());
+  REQUIRE_FALSE(big);
+  CHECK(big.error().message == (tmp / "big.yaml").string() +
+                                   ": larger than 16 MiB, the most perfgate reads of a YAML file (its node tree takes "
+                                   "about 50 times the file's size); split it, or generate fewer entries");
+  // At the limit it is read (and then judged as a suite).
+  text.resize(suite::yaml::k_max_yaml_file_bytes);
+  test::write_file(tmp / "edge.yaml", text);
+  auto edge = suite::load_suite((tmp / "edge.yaml").string());
+  REQUIRE_FALSE(edge);
+  CHECK_THAT(edge.error().message, !Catch::Contains("larger than"));
 }
 
 TEST_CASE("an unknown key is reported where it is, with a suggestion", "[suite]") {
