@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace perfgate::exec {
 
@@ -26,7 +27,7 @@ std::optional<ProcStat> read_proc_stat(int proc_fd, int pid) {
 }
 
 std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid) {
-  // strtoll needs a terminated string: the text is copied (at most the
+  // strrchr needs a terminated string: the text is copied (at most the
   // bytes a real stat line can have) and read there.
   char buf[k_proc_stat_max_bytes + 1];
   const std::size_t n = std::min(text.size(), k_proc_stat_max_bytes);
@@ -39,14 +40,25 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid) {
   ProcStat s;
   s.pid = pid;
   s.state = *p;
+  // The fields perfgate reads are counts and ids, never negative; anything
+  // else (a garbled line) is no reading rather than a wrapped sum.
   long long field[25] = {};
   int idx = 3;
   for (char* q = p; *q && idx <= 24; ++idx) {
     while (*q == ' ') ++q;
-    if (idx != 3) field[idx] = std::strtoll(q, nullptr, 10);
-    while (*q && *q != ' ' && *q != '\n') ++q;
+    char* end = q;
+    while (*end && *end != ' ' && *end != '\n') ++end;
+    if (idx != 3) {
+      auto [stop, ec] = std::from_chars(q, end, field[idx]);
+      if (ec != std::errc() || stop == q) field[idx] = -1;  // unreadable: refused below if it is one we use
+    }
+    q = end;
   }
   if (idx <= 24) return std::nullopt;
+  constexpr long long k_int_max = std::numeric_limits<int>::max();
+  constexpr long long k_half = std::numeric_limits<long long>::max() / 2;
+  for (int used : {4, 5, 14, 15, 16, 17, 20, 24})
+    if (field[used] < 0 || field[used] > (used <= 5 ? k_int_max : k_half)) return std::nullopt;
   s.ppid = static_cast<int>(field[4]);
   s.pgrp = static_cast<int>(field[5]);
   s.own_cpu_ticks = field[14] + field[15];

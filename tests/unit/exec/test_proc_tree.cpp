@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -100,6 +101,26 @@ TEST_CASE("a /proc/<pid>/stat line is read by its fields, whatever the command n
   CHECK_FALSE(parse_proc_stat("2771 (cat R 1 2 3", 1));
   CHECK_FALSE(parse_proc_stat("", 1));
   CHECK_FALSE(parse_proc_stat(std::string(5000, ')'), 1));  // longer than any real line: its start is read
+  // Found by the device_tools fuzzer: utime + stime summed past long long
+  // (undefined behaviour). A used field out of range or negative is no reading.
+  auto with_field = [&](int number, const std::string& value) {
+    auto fields = line.substr(line.find(") R ") + 2);
+    std::vector<std::string> parts;
+    for (std::size_t at = 0, end; at < fields.size(); at = end + 1) {
+      end = std::min(fields.find(' ', at), fields.size());
+      parts.push_back(fields.substr(at, end - at));
+    }
+    parts[static_cast<std::size_t>(number - 3)] = value;
+    std::string out = line.substr(0, line.find(") R ") + 2);
+    for (const auto& p : parts) out += p + " ";
+    return out;
+  };
+  CHECK(parse_proc_stat(with_field(14, "9223372036854775807"), 1) == std::nullopt);
+  CHECK(parse_proc_stat(with_field(14, "18446744073709597842"), 1) == std::nullopt);
+  CHECK(parse_proc_stat(with_field(24, "-5"), 1) == std::nullopt);
+  CHECK(parse_proc_stat(with_field(5, "4294967296"), 1) == std::nullopt);  // a pgrp past int
+  REQUIRE(parse_proc_stat(with_field(14, "8"), 1));
+  CHECK(parse_proc_stat(with_field(14, "8"), 1)->own_cpu_ticks == 11);
 }
 
 TEST_CASE("VmHWM is read from a status file's text", "[exec]") {
