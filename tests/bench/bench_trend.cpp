@@ -13,16 +13,14 @@
 
 #include "harness/stats/stalls.hpp"
 #include "harness/stats/trend.hpp"
+#include "tests/unit/support/seeded_draws.hpp"
 
 namespace {
 
 using namespace perfgate::stats;
 
-double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
-double std_normal(std::mt19937_64& gen) {
-  const double u1 = uniform01(gen), u2 = uniform01(gen);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
+using perfgate::test::std_normal;
+using perfgate::test::uniform01;
 
 // A soak metric: slow drift (a leak), noise, and 0.5 % stalls of 5-20x.
 struct Series {

@@ -10,17 +10,15 @@
 #include <vector>
 
 #include "harness/stats/change_points.hpp"
+#include "tests/unit/support/seeded_draws.hpp"
 
 using namespace perfgate::stats;
 
 namespace {
 
 // Portable test data: Box-Muller over mt19937_64.
-double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
-double std_normal(std::mt19937_64& gen) {
-  const double u1 = uniform01(gen), u2 = uniform01(gen);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
+using perfgate::test::std_normal;
+using perfgate::test::uniform01;
 
 struct Step {
   std::size_t index;     // first point at the new level

@@ -17,6 +17,7 @@
 
 #include "harness/stats/mann_whitney.hpp"
 #include "tests/unit/support/paths.hpp"
+#include "tests/unit/support/seeded_draws.hpp"
 
 using namespace perfgate::stats;
 
@@ -37,13 +38,8 @@ nlohmann::json load_reference(const std::string& name) {
 
 std::vector<double> doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
 
-// Portable test data: Box-Muller over mt19937_64 (std::normal_distribution
-// differs between standard libraries).
-double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
-double std_normal(std::mt19937_64& gen) {
-  const double u1 = uniform01(gen), u2 = uniform01(gen);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
+using perfgate::test::std_normal;
+using perfgate::test::uniform01;
 std::vector<double> normal_sample(std::mt19937_64& gen, std::size_t n, double mean, double sd) {
   std::vector<double> v(n);
   for (double& a : v) a = mean + sd * std_normal(gen);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/stats/stalls.hpp"
+#include "tests/unit/support/seeded_draws.hpp"
 
 using namespace perfgate::stats;
 
@@ -18,11 +19,8 @@ constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
 // Portable test data: Box-Muller over mt19937_64 (std::normal_distribution
 // differs between standard libraries).
-double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
-double std_normal(std::mt19937_64& gen) {
-  const double u1 = uniform01(gen), u2 = uniform01(gen);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
+using perfgate::test::std_normal;
+using perfgate::test::uniform01;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 
 #include "harness/stats/trend.hpp"
 #include "tests/unit/support/paths.hpp"
+#include "tests/unit/support/seeded_draws.hpp"
 
 using namespace perfgate::stats;
 
@@ -40,11 +41,8 @@ double number_or_nan(const nlohmann::json& j) { return j.is_null() ? k_nan : j.g
 
 // Portable test data: Box-Muller over mt19937_64 (std::normal_distribution
 // differs between standard libraries).
-double uniform01(std::mt19937_64& gen) { return (static_cast<double>(gen() >> 11) + 0.5) * 0x1.0p-53; }
-double std_normal(std::mt19937_64& gen) {
-  const double u1 = uniform01(gen), u2 = uniform01(gen);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-}
+using perfgate::test::std_normal;
+using perfgate::test::uniform01;
 
 // Both NaN, equal, or within rel of want.
 bool close(double got, double want, double rel = 1e-9) {
