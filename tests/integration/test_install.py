@@ -62,6 +62,21 @@ class Installed(PerfgateTestCase):
                                   "--dry-run"], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60)
         self.assertEqual(missing.returncode, 2)
         self.assertIn(str(prefix / "share/perfgate/configs/profiles/no-such.yaml"), missing.stderr)
+        # The torch workloads of the installed nightly suite resolve to the
+        # installed scripts too (planned, not run: a dry run needs no torch).
+        nightly = subprocess.run([str(perfgate), "--db", str(db), "run",
+                                  str(prefix / "share/perfgate/suites/nightly.yaml"), "--dry-run"],
+                                 cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(nightly.returncode, 0, nightly.stdout + nightly.stderr)
+        libexec = prefix / "libexec/perfgate"
+        argv_lines = [line.split() for line in nightly.stdout.splitlines()
+                      if line.startswith("      ") and line.split()]
+        scripts = {Path(a) for argv in argv_lines for a in argv if a.endswith(".py")}
+        self.assertEqual(scripts, {libexec / "workloads/torch_train.py", libexec / "workloads/torch_infer.py"},
+                         nightly.stdout)
+        self.assertTrue(all(s.is_file() for s in scripts))
+        self.assertIn(str(libexec / "perfgate-sim"), nightly.stdout)
+        self.assertNotIn(str(SOURCE_DIR), nightly.stdout)
 
     def test_the_deb_names_debian_runtime_packages(self):
         out = self.tmp / "deb"
