@@ -99,23 +99,38 @@ Result exec(PGconn* c, const std::string& sql, const Params& p) {
 // RE2, not std::regex: a connection string comes from the command line or
 // $PERFGATE_DB at any length, and std::regex recursed per character (a
 // 30,000-character --db overflowed the stack before any error was printed).
+namespace {
+
+// Byte by byte, as libpq reads a connection string: RE2's default UTF-8 mode
+// would not match a password's stray Latin-1 byte with [^...] or \S, and
+// would show the rest of it.
+RE2::Options bytes() {
+  RE2::Options o;
+  o.set_encoding(RE2::Options::EncodingLatin1);
+  return o;
+}
+
+}  // namespace
+
 std::string redact_conninfo(std::string_view conninfo) {
   std::string s(conninfo);
   // URL userinfo: scheme://user:secret@host (any scheme: a mistyped one too)
-  static const RE2 url_pw(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)");
+  static const RE2 url_pw(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#]*):[^@/?#]*@)", bytes());
   RE2::Replace(&s, url_pw, R"(\1:***@)");
   // A query parameter: ?password=secret or &password=secret
-  static const RE2 query_pw(R"((?i)([?&]password=)[^&#]*)");
+  static const RE2 query_pw(R"((?i)([?&]password=)[^&#]*)", bytes());
   RE2::GlobalReplace(&s, query_pw, R"(\1***)");
-  // key=value form: password=secret or password='se cret'
-  static const RE2 kv_pw(R"((?i)(^|\s)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*))");
+  // key=value form: password=secret or password='se cret'. [[:space:]] as
+  // libpq's isspace (RE2's \s leaves out the vertical tab).
+  static const RE2 kv_pw(R"((?i)(^|[[:space:]])(password[[:space:]]*=[[:space:]]*)('(?:[^'\\]|\\.)*'|[^[:space:]]*))",
+                         bytes());
   RE2::GlobalReplace(&s, kv_pw, R"(\1\2***)");
   return s;
 }
 
 bool looks_like_conninfo(std::string_view s) {
   if (s.starts_with("postgresql://") || s.starts_with("postgres://")) return true;
-  static const RE2 kv(R"((^|\s)(host|hostaddr|port|dbname|user|service|sslmode)\s*=)");
+  static const RE2 kv(R"((^|[[:space:]])(host|hostaddr|port|dbname|user|service|sslmode)[[:space:]]*=)", bytes());
   return RE2::PartialMatch(s, kv);
 }
 

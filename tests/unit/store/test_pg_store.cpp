@@ -87,6 +87,13 @@ TEST_CASE("passwords are masked in every form of connection string", "[store]") 
   REQUIRE(b.has_value());
   CHECK(*b == store::Backend::Sqlite);
   CHECK(store::pg::looks_like_conninfo(long_path + " host=db"));
+
+  // Read byte by byte, as libpq does: a Latin-1 byte in a password and a
+  // vertical tab before the key are masked too.
+  CHECK(store::pg::redact_conninfo("postgresql://u:p\xe9ss@h/db") == "postgresql://u:***@h/db");
+  CHECK(store::pg::redact_conninfo("host=h password=p\xe9ss dbname=x") == "host=h password=*** dbname=x");
+  CHECK(store::pg::redact_conninfo("host=h\vpassword=secret") == "host=h\vpassword=***");
+  CHECK(store::pg::looks_like_conninfo("x\vhost=h"));
 }
 
 TEST_CASE("PostgreSQL errors: wrong password, missing database, server down, another application's tables", "[store]") {
