@@ -52,8 +52,12 @@ bool for_each_output_line(const std::vector<std::string>& argv, double timeout_s
 std::optional<std::string> capture_output(const std::vector<std::string>& argv, double timeout_s,
                                           const std::string& cwd, std::size_t max_bytes) {
   std::string out;
+  bool full = false;  // once a line does not fit, later ones are left out too: no gaps
   const OutputLineFn keep = [&](std::string_view line, bool) {
-    if (out.size() + line.size() + 1 > max_bytes) return;
+    if (full || out.size() + line.size() + 1 > max_bytes) {
+      full = true;
+      return;
+    }
     out.append(line);
     out += '\n';
   };

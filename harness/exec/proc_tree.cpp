@@ -55,10 +55,12 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid) {
     q = end;
   }
   if (idx <= 24) return std::nullopt;
+  // 2^48: 89,000 years of ticks at 100 Hz, an exbibyte of pages; callers
+  // add these up over a tree's processes, which stays far from overflow.
   constexpr long long k_int_max = std::numeric_limits<int>::max();
-  constexpr long long k_half = std::numeric_limits<long long>::max() / 2;
+  constexpr long long k_count_max = 1LL << 48;
   for (int used : {4, 5, 14, 15, 16, 17, 20, 24})
-    if (field[used] < 0 || field[used] > (used <= 5 ? k_int_max : k_half)) return std::nullopt;
+    if (field[used] < 0 || field[used] > (used <= 5 ? k_int_max : k_count_max)) return std::nullopt;
   s.ppid = static_cast<int>(field[4]);
   s.pgrp = static_cast<int>(field[5]);
   s.own_cpu_ticks = field[14] + field[15];

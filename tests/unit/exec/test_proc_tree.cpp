@@ -117,6 +117,7 @@ TEST_CASE("a /proc/<pid>/stat line is read by its fields, whatever the command n
   };
   CHECK(parse_proc_stat(with_field(14, "9223372036854775807"), 1) == std::nullopt);
   CHECK(parse_proc_stat(with_field(14, "18446744073709597842"), 1) == std::nullopt);
+  CHECK(parse_proc_stat(with_field(16, "4611686018427387903"), 1) == std::nullopt);  // cutime past 2^48
   CHECK(parse_proc_stat(with_field(24, "-5"), 1) == std::nullopt);
   CHECK(parse_proc_stat(with_field(5, "4294967296"), 1) == std::nullopt);  // a pgrp past int
   REQUIRE(parse_proc_stat(with_field(14, "8"), 1));
