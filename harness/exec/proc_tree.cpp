@@ -11,6 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace perfgate::exec {
 
@@ -102,15 +105,12 @@ GroupUsage sample_group(pid_t pgid) {
   return u;
 }
 
-std::optional<double> peak_rss_mb_of(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, pid > 0 ? "/proc/%d/status" : "/proc/self/status", static_cast<int>(pid));
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+std::optional<std::string> read_proc_file(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  // VmHWM sits in the first 2 KB of the file; 8 KB holds all of it.
-  char buf[8192];
+  std::string text(max_bytes, '\0');
   std::size_t have = 0;
-  for (ssize_t got; have < sizeof buf && (got = ::read(fd, buf + have, sizeof buf - have)) != 0;) {
+  for (ssize_t got; have < max_bytes && (got = ::read(fd, text.data() + have, max_bytes - have)) != 0;) {
     if (got < 0) {
       if (errno == EINTR) continue;
       break;
@@ -118,7 +118,15 @@ std::optional<double> peak_rss_mb_of(pid_t pid) {
     have += static_cast<std::size_t>(got);
   }
   ::close(fd);
-  return parse_vm_hwm_mb(std::string_view(buf, have));
+  text.resize(have);
+  return text;
+}
+
+std::optional<double> peak_rss_mb_of(pid_t pid) {
+  // VmHWM sits in the first 2 KB of the file; 8 KB holds all of it.
+  auto status = read_proc_file(pid > 0 ? fmt::format("/proc/{}/status", pid) : std::string("/proc/self/status"), 8192);
+  if (!status) return std::nullopt;
+  return parse_vm_hwm_mb(*status);
 }
 
 std::optional<double> parse_vm_hwm_mb(std::string_view status) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace perfgate::exec {
@@ -30,6 +31,10 @@ std::optional<ProcStat> read_proc_stat(int proc_fd, int pid);
 // nullopt when the fields are not all there.
 inline constexpr std::size_t k_proc_stat_max_bytes = 1024;
 std::optional<ProcStat> parse_proc_stat(std::string_view text, int pid);
+
+// The start of a small /proc file (at most max_bytes): nullopt when it
+// cannot be opened (a kernel without it, a process that exited).
+std::optional<std::string> read_proc_file(const std::string& path, std::size_t max_bytes = 4096);
 
 // Calls visit(proc_fd, pid) for every process in /proc; false (errno set)
 // when /proc cannot be read.

@@ -63,25 +63,6 @@ std::string first_line(std::string_view text) {
   return "";
 }
 
-// The start of a small /proc file (at most max_bytes); nullopt when it
-// cannot be opened (a kernel without it, a process that exited).
-std::optional<std::string> read_proc_file(const std::string& path, std::size_t max_bytes = 4096) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text(max_bytes, '\0');
-  std::size_t have = 0;
-  for (ssize_t got; have < max_bytes && (got = ::read(fd, text.data() + have, max_bytes - have)) != 0;) {
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    have += static_cast<std::size_t>(got);
-  }
-  ::close(fd);
-  text.resize(have);
-  return text;
-}
-
 // argv with its program found on PATH: the launcher would search PATH
 // again; this is the one we checked.
 Expected<std::vector<std::string>> resolved(std::vector<std::string> argv) {
@@ -477,7 +458,7 @@ class HostSampler final : public Sampler {
     // Whether the machine paused everything since the last sample: a soak
     // step that stalled in such a pause is the host's (analysis/soak).
     out.push_back({"host.wakeup_late_ms", m_canary.take_worst_late_ms()});
-    if (auto text = read_proc_file("/proc/loadavg"))
+    if (auto text = exec::read_proc_file("/proc/loadavg"))
       if (auto load1 = parse_loadavg_1m(*text)) out.push_back({"host.load1", *load1});
     // The trial's own CPU: the tree sampler's reading of the same interval.
     // Without one (before the trial, at its first sample, after it ended)
@@ -509,7 +490,7 @@ class HostSampler final : public Sampler {
     const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                           1e-6 * static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
     std::optional<CpuTicks> ticks;
-    if (auto text = read_proc_file("/proc/stat", 512)) ticks = parse_proc_stat_cpu(*text);
+    if (auto text = exec::read_proc_file("/proc/stat", 512)) ticks = parse_proc_stat_cpu(*text);
     if (ticks && m_previous) {
       static const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
       const double wall_s = std::chrono::duration<double>(now - m_previous_time).count();
@@ -530,7 +511,7 @@ class HostSampler final : public Sampler {
     }
     // Linux's pressure stall information: the share of time some task waited
     // for a CPU (kernels from 4.20 with PSI; absent elsewhere).
-    if (auto text = read_proc_file("/proc/pressure/cpu")) {
+    if (auto text = exec::read_proc_file("/proc/pressure/cpu")) {
       if (auto total_us = parse_cpu_pressure_total_us(*text)) {
         if (m_previous_pressure_us > 0) {
           const double wall_s = std::chrono::duration<double>(now - m_previous_pressure_time).count();
@@ -555,7 +536,7 @@ class HostSampler final : public Sampler {
       if (!d) continue;
       while (auto* e = ::readdir(d)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        if (auto text = read_proc_file(fmt::format("{}/{}/schedstat", dir, e->d_name), 256))
+        if (auto text = exec::read_proc_file(fmt::format("{}/{}/schedstat", dir, e->d_name), 256))
           if (auto waiting_ns = parse_schedstat_wait_ns(*text)) total_ns += static_cast<double>(*waiting_ns);
       }
       ::closedir(d);

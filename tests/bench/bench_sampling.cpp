@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "harness/sampling/sampler.hpp"
+#include "tests/unit/support/scoped_env.hpp"
 
 namespace {
 
@@ -40,26 +41,7 @@ std::string read_data(const std::string& name) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Sets an environment variable for one benchmark and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      ::setenv(m_name.c_str(), m_old->c_str(), 1);
-    else
-      ::unsetenv(m_name.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string m_name;
-  std::optional<std::string> m_old;
-};
+using perfgate::test::ScopedEnv;
 
 double children_cpu_s() {
   rusage ru{};
