@@ -60,6 +60,15 @@ std::string field(const std::string& text, std::string_view key, char sep = ':')
   return {};
 }
 
+// A fingerprint is stored with every run, and its fields come from files and
+// tools perfgate does not control: a value longer than this is cut, so a
+// tool printing garbage cannot make every run's row large.
+constexpr std::size_t k_max_value_bytes = 256;
+// More accelerators than any node holds is output that is not a device list.
+constexpr std::size_t k_max_devices = 64;
+
+std::string bounded(std::string_view value) { return std::string(value.substr(0, k_max_value_bytes)); }
+
 }  // namespace
 
 const MachineProbe& real_machine() {
@@ -82,7 +91,7 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
   auto cpuinfo = m.read_file("/proc/cpuinfo");
   std::string model = field(cpuinfo, "model name");
   if (model.empty()) model = field(cpuinfo, "CPU part");  // aarch64 (Kunpeng) reports parts, not names
-  comparable["cpu_model"] = model;
+  comparable["cpu_model"] = bounded(model);
   comparable["cpu_cores"] = m.cores();
   comparable["arch"] = m.arch();
   auto kb = std::atof(field(m.read_file("/proc/meminfo"), "MemTotal").c_str());
@@ -95,23 +104,23 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
       if (line.starts_with("PRETTY_NAME=")) {
         auto v = line.substr(12);
         if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
-        return v;
+        return bounded(v);
       }
     return std::string("unknown");
   }();
-  context["kernel"] = m.kernel_release();
-  auto host = m.hostname();
+  context["kernel"] = bounded(m.kernel_release());
+  auto host = bounded(m.hostname());
   context["hostname"] = host;
   comparable["hostname_class"] = hostname_class(host);
 
   // Ascend: driver and CANN versions from their install files, chips from npu-smi.
   auto drv = m.read_file("/usr/local/Ascend/driver/version.info");
-  if (!drv.empty()) comparable["ascend_driver"] = field(drv, "Version", '=');
+  if (!drv.empty()) comparable["ascend_driver"] = bounded(field(drv, "Version", '='));
   for (const char* p : {"/usr/local/Ascend/ascend-toolkit/latest/aarch64-linux/ascend_toolkit_install.info",
                         "/usr/local/Ascend/ascend-toolkit/latest/x86_64-linux/ascend_toolkit_install.info"}) {
     auto info = m.read_file(p);
     if (!info.empty()) {
-      comparable["cann"] = field(info, "version", '=');
+      comparable["cann"] = bounded(field(info, "version", '='));
       break;
     }
   }
@@ -119,15 +128,18 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
     nlohmann::json gpus = nlohmann::json::array();
     std::istringstream in(*out);
     std::string line;
-    while (std::getline(in, line))
-      if (!util::trim(line).empty()) gpus.push_back(std::string(util::trim(line)));
+    while (std::getline(in, line) && gpus.size() < k_max_devices)
+      if (!util::trim(line).empty()) gpus.push_back(bounded(util::trim(line)));
     comparable["gpus"] = gpus;
   }
   if (auto out = m.run_tool({"npu-smi", "info"}, 10)) {
     auto npus = sampling::npu_smi_inventory(*out);
     if (!npus.models.empty()) {
-      comparable["npus"] = npus.models;
-      comparable["npu_smi_version"] = npus.tool_version;
+      nlohmann::json models = nlohmann::json::array();
+      for (const auto& model_name : npus.models)
+        if (models.size() < k_max_devices) models.push_back(bounded(model_name));
+      comparable["npus"] = models;
+      comparable["npu_smi_version"] = bounded(npus.tool_version);
     }
   }
   if (!opts.python.empty()) {
@@ -138,9 +150,15 @@ Fingerprint machine_fingerprint(const FingerprintOptions& opts) {
                         "if u.find_spec('torch'):\n import torch; print('torch', torch.__version__)\n"
                         "if u.find_spec('torch_npu'):\n import torch_npu; print('torch_npu', torch_npu.__version__)\n"},
                        30)) {
+      // Only the three lines the probe prints: an import that writes a
+      // warning to stdout must not add fields (and so change the hash).
       std::istringstream in(*out);
-      std::string name, version;
-      while (in >> name >> version) comparable[name] = version;
+      std::string line;
+      while (std::getline(in, line)) {
+        auto words = util::split_whitespace(line);
+        if (words.size() == 2 && (words[0] == "python" || words[0] == "torch" || words[0] == "torch_npu"))
+          comparable[words[0]] = bounded(words[1]);
+      }
     }
   }
   nlohmann::json all = comparable;

@@ -71,3 +71,30 @@ TEST_CASE("the fingerprint names the accelerators and versions the tools report"
   CHECK(machine_fingerprint({.python = "", .machine = &plain}).hash !=
         machine_fingerprint({.python = "/usr/bin/python3", .machine = &m}).hash);
 }
+
+TEST_CASE("the fingerprint keeps only the probe's version lines and bounds what tools print", "[runner]") {
+  perfgate::test::FakeMachine m, same;
+  // A torch import that writes a warning to stdout adds no field and leaves
+  // the hash as it is without the warning.
+  m.tools["/usr/bin/python3 -c"] = "python 3.11.2\nWarning: torch_npu is deprecated here\ntorch 2.1.0\nimported ok\n";
+  same.tools["/usr/bin/python3 -c"] = "python 3.11.2\ntorch 2.1.0\n";
+  auto fp = machine_fingerprint({.python = "/usr/bin/python3", .machine = &m});
+  auto j = nlohmann::json::parse(fp.json);
+  CHECK(j["python"] == "3.11.2");
+  CHECK(j["torch"] == "2.1.0");
+  CHECK_FALSE(j.contains("Warning:"));
+  CHECK_FALSE(j.contains("imported"));
+  CHECK_FALSE(j.contains("torch_npu"));
+  CHECK(fp.hash == machine_fingerprint({.python = "/usr/bin/python3", .machine = &same}).hash);
+
+  // An nvidia-smi printing 1,000 lines of 1,000 bytes: 64 entries of 256 bytes.
+  perfgate::test::FakeMachine noisy;
+  std::string flood;
+  for (int i = 0; i < 1000; ++i) flood += std::string(1000, 'x') + "\n";
+  noisy.tools["nvidia-smi"] = flood;
+  noisy.files["/proc/cpuinfo"] = "model name\t: " + std::string(100000, 'c') + "\n";
+  auto big = nlohmann::json::parse(machine_fingerprint({.python = "", .machine = &noisy}).json);
+  REQUIRE(big["gpus"].size() == 64);
+  CHECK(big["gpus"][0].get<std::string>().size() == 256);
+  CHECK(big["cpu_model"].get<std::string>().size() == 256);
+}
