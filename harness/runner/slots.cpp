@@ -36,6 +36,13 @@ Expected<std::vector<int>> parse_device_list(std::string_view text) {
     if (!lo || !hi || *lo > *hi)
       return Error::input(
           fmt::format("device list '{}': '{}' is not a device id or a range like 0-7", text, util::trim(part)));
+    // A device id is an int in the environment a trial gets, and no node has
+    // more than a few dozen devices: an id past this is a typo, and the
+    // range's loop below cannot step past the largest long (the fuzzer's
+    // "0-9223372036854775807" did).
+    if (*hi > k_max_device_id)
+      return Error::input(fmt::format("device list '{}': device id {} is larger than {}, the largest perfgate takes",
+                                      text, *hi, k_max_device_id));
     if (*hi - *lo > 4096)
       return Error::input(fmt::format("device list '{}': range '{}' is too large", text, util::trim(part)));
     for (long d = *lo; d <= *hi; ++d) out.push_back(static_cast<int>(d));

@@ -16,6 +16,8 @@
 
 namespace perfgate::runner {
 
+// The largest device id a device list may name.
+inline constexpr long k_max_device_id = 65535;
 // "0-7", "0,2,4-5": ascending, no repeats. Errors name the bad part.
 Expected<std::vector<int>> parse_device_list(std::string_view text);
 

@@ -26,6 +26,14 @@ TEST_CASE("device lists: ranges and single ids, errors that name the bad part", 
   auto twice = runner::parse_device_list("0-3,2");
   REQUIRE_FALSE(twice);
   CHECK(twice.error().message.find("device 2 twice") != std::string::npos);
+  // Found by the cli_values fuzz target: the largest long as a device id
+  // stepped the range's loop past it (signed overflow).
+  auto huge = runner::parse_device_list("9223372036854775807");
+  REQUIRE_FALSE(huge);
+  CHECK(huge.error().message.find("device id 9223372036854775807 is larger than 65535") != std::string::npos);
+  CHECK_FALSE(runner::parse_device_list("9223372036854775800-9223372036854775807"));
+  CHECK_FALSE(runner::parse_device_list("65536"));
+  CHECK(*runner::parse_device_list("65535") == std::vector<int>{65535});
 }
 
 TEST_CASE("slots: devices cut into groups of per_trial, each exported in its kind's variable", "[runner]") {
