@@ -473,14 +473,19 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     say(fmt::format("run {}: {}; Slurm job {} cancelled", run_id, why, util::join(*jobs, ", ")));
   };
   while (true) {
+    // The queue before the trials: a worker records its trial's status
+    // before it ends the claim, so when the counts say nothing is open the
+    // trials read after them hold every result. Read the other way round, a
+    // trial finishing between the two reads ended the loop unreported (the
+    // last "[16/16]" line was missing from a CI run).
+    auto counts = st.queue_counts(run_id);
+    if (!counts) return counts.error();
     auto data = st.load_run(run_id);
     if (!data) return data.error();
     std::map<long long, std::string> labels;
     for (const auto& c : data->configs)
       labels[c.id] =
           c.workload + (c.params_json == "{}" ? "" : " " + model::params_label(model::params_from_json(c.params_json)));
-    auto counts = st.queue_counts(run_id);
-    if (!counts) return counts.error();
     out.trials_total = counts->total() - opts.queued_before;
     // The finished trials not shown yet, with the node they ran on.
     std::vector<const model::TrialRecord*> fresh;
