@@ -473,11 +473,11 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     say(fmt::format("run {}: {}; Slurm job {} cancelled", run_id, why, util::join(*jobs, ", ")));
   };
   while (true) {
-    // The queue before the trials: a worker records its trial's status
-    // before it ends the claim, so when the counts say nothing is open the
-    // trials read after them hold every result. Read the other way round, a
-    // trial finishing between the two reads ended the loop unreported (the
-    // last "[16/16]" line was missing from a CI run).
+    // The queue before the trials: a worker records its trial's status in
+    // the transaction that ends its claim, so when the counts say nothing is
+    // open the trials read after them hold every result. Read the other way
+    // round, a trial finishing between the two reads ended the loop
+    // unreported (the last "[16/16]" line was missing from a CI run).
     auto counts = st.queue_counts(run_id);
     if (!counts) return counts.error();
     auto data = st.load_run(run_id);
