@@ -18,7 +18,7 @@
 # project's own inputs of that kind. A crash, leak or an input slower than
 # 1 s is written to build-fuzz/artifacts/<target>/; copy it into
 # tests/fuzz/corpus/<target>/ with the fix, so the default tests replay it.
-# Exit 1 when anything was found.
+# Exit 1 when anything was found or a target did not run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$repo_root/scripts/setup.sh" --fuzz
@@ -43,13 +43,24 @@ cmake -S "$repo_root" -B "$fuzz_dir" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUI
 cmake --build "$fuzz_dir" -j"$jobs" --target "${targets[@]/#/fuzz_}"
 
 # The project's own inputs of a target's kind: tests/fuzz/seeds.txt, which
-# the replays in the default tests read too.
+# the replays in the default tests read too. libFuzzer takes only folders as
+# corpora (a file among them ends it: "Not a directory"), so files named
+# there are copied into build-fuzz/seeds/<target>/.
 seeds_of() {
-  local target rest
+  local target rest file_seeds="$fuzz_dir/seeds/$1"
+  rm -rf "$file_seeds"
   while read -r target rest; do
     [ "$target" = "$1" ] || continue
-    for p in $rest; do echo "$repo_root/$p"; done
+    for p in $rest; do
+      if [ -d "$repo_root/$p" ]; then
+        echo "$repo_root/$p"
+      else
+        mkdir -p "$file_seeds"
+        cp "$repo_root/$p" "$file_seeds/"
+      fi
+    done
   done < <(grep -v '^#' "$repo_root/tests/fuzz/seeds.txt")
+  if [ -d "$file_seeds" ]; then echo "$file_seeds"; fi
 }
 
 # ASan keeps the stack of every allocation (malloc_context_size frames) in a
@@ -105,6 +116,9 @@ for t in "${targets[@]}"; do
   n=$(find "$artifacts" -type f -newer "$started" | wc -l)
   findings=none
   if [ "$n" -gt 0 ]; then found=1; findings="$n in $artifacts (log $log)"; fi
+  # A fuzzer that never started (a bad corpus path, a missing binary) prints
+  # no final statistics: that is a failed run, not a clean one.
+  if [ -z "$execs" ]; then found=1; findings="did not run: $(tail -1 "$log") (log $log)"; fi
   printf '%-14s %12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "${corpus:-?}" \
     "$findings"
 done
