@@ -22,10 +22,12 @@ function destroyCharts() {
 const haveDygraph = () => typeof window.Dygraph === 'function';
 
 function chartCard(title, sub) {
-  const chart = h('div', { class: 'pg-chart' });
-  const legend = h('div', { class: 'pg-legend' });
-  const card = h('div', { class: 'pg-chart-card' }, h('div', { class: 'pg-chart-title' }, title), sub ? h('div', { class: 'pg-chart-sub' }, sub) : null, chart, legend);
-  return { card, chart, legend };
+  const chart = h('div', {class: 'pg-chart'});
+  const legend = h('div', {class: 'pg-legend'});
+  const card =
+      h('div', {class: 'pg-chart-card'}, h('div', {class: 'pg-chart-title'}, title),
+        sub ? h('div', {class: 'pg-chart-sub'}, sub) : null, chart, legend);
+  return {card, chart, legend};
 }
 
 // Legend content as a DocumentFragment: Dygraph 2.2 appends a fragment
@@ -36,22 +38,25 @@ function legendFragment(parts) {
     if (p == null) return;
     if (i > 0 && frag.childNodes.length) frag.appendChild(document.createTextNode('  ·  '));
     if (Array.isArray(p)) {
-      frag.appendChild(h('span', { class: 'pg-legend-key' }, p[0], ' '));
+      frag.appendChild(h('span', {class: 'pg-legend-key'}, p[0], ' '));
       frag.appendChild(h('b', null, p[1]));
-    } else if (p instanceof Node) frag.appendChild(p);
-    else frag.appendChild(document.createTextNode(String(p)));
+    } else if (p instanceof Node)
+      frag.appendChild(p);
+    else
+      frag.appendChild(document.createTextNode(String(p)));
   });
   return frag;
 }
 
 // Tick positions for "seconds since start": round h:mm:ss steps.
-const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+const TIME_STEPS =
+    [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
 function hmsTicker(min, max, pixels) {
   const want = Math.max(2, Math.floor(pixels / 85));
   const span = max - min;
   const step = TIME_STEPS.find((s) => span / s <= want) || Math.ceil(span / want / 86400) * 86400;
   const out = [];
-  for (let v = Math.ceil(min / step) * step; v <= max + 1e-9; v += step) out.push({ v, label: esc(fmtHms(v)) });
+  for (let v = Math.ceil(min / step) * step; v <= max + 1e-9; v += step) out.push({v, label: esc(fmtHms(v))});
   return out;
 }
 
@@ -139,12 +144,19 @@ function ring(ctx, x, y, colour, r = 6) {
 // The options every chart shares (its legend in its card, small axis labels,
 // escaped y-axis numbers), under the chart's own; `own.axes.y` may add to the y axis.
 function chartOptions(c, legendFormatter, own) {
-  const y = { axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v)) };
-  const axes = Object.assign({}, own.axes, { y: Object.assign(y, own.axes && own.axes.y) });
+  const y = {axisLabelFormatter: (v) => esc(fmtAxis(v)), valueFormatter: (v) => esc(fmtNum(v))};
+  const axes = Object.assign({}, own.axes, {y: Object.assign(y, own.axes && own.axes.y)});
   return Object.assign(
-    { labelsDiv: c.legend, legend: 'always', legendFormatter, axisLabelFontSize: 11, yAxisLabelWidth: 58, gridLineColor: '#e7ebef' },
-    own,
-    { axes },
+      {
+        labelsDiv: c.legend,
+        legend: 'always',
+        legendFormatter,
+        axisLabelFontSize: 11,
+        yAxisLabelWidth: 58,
+        gridLineColor: '#e7ebef'
+      },
+      own,
+      {axes},
   );
 }
 
@@ -157,6 +169,7 @@ function drawPending(pending, showError, drawOne) {
     return 0;
   }
   let n = 0;
-  for (const p of pending) if (drawOne(...p)) n++;
+  for (const p of pending)
+    if (drawOne(...p)) n++;
   return n;
 }

@@ -36,8 +36,10 @@ const pendingErrors = [];
 function reportError(msg) {
   console.error('[perfgate]', msg);
   const box = document.getElementById('pg-errors');
-  if (box) box.appendChild(document.createTextNode(String(msg) + '\n'));
-  else pendingErrors.push(String(msg));
+  if (box)
+    box.appendChild(document.createTextNode(String(msg) + '\n'));
+  else
+    pendingErrors.push(String(msg));
 }
 window.onerror = (message, source, line, col, err) => {
   // Browsers hide the details of errors in other file:// scripts (data
@@ -62,9 +64,7 @@ class DataError extends Error {}
 
 const PG = (window.PG = {
   data: Object.create(null),
-  receive(key, obj) {
-    PG.data[String(key)] = obj;
-  },
+  receive(key, obj) { PG.data[String(key)] = obj; },
 });
 
 const loads = new Map();
@@ -84,14 +84,17 @@ function need(key) {
     s.src = `data/${key}.js`;
     // The script runs (and calls PG.receive) before its load event.
     s.onload = () => {
-      if (key in PG.data) resolve(PG.data[key]);
-      else reject(new DataError(`data/${key}.js loaded but did not call PG.receive("${key}", …) (a syntax error in it, or the wrong key).`));
+      if (key in PG.data)
+        resolve(PG.data[key]);
+      else
+        reject(new DataError(`data/${key}.js loaded but did not call PG.receive("${
+            key}", …) (a syntax error in it, or the wrong key).`));
     };
     s.onerror = () => reject(new DataError(`data/${key}.js could not be loaded: the file is missing or unreadable.`));
     document.head.appendChild(s);
   });
   loads.set(key, p);
-  p.catch(() => loads.delete(key)); // allow a retry on the next navigation
+  p.catch(() => loads.delete(key));  // allow a retry on the next navigation
   return p;
 }
 
@@ -103,15 +106,19 @@ function h(tag, props, ...kids) {
   if (props) {
     for (const [k, v] of Object.entries(props)) {
       if (v == null || v === false) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = String(v);
-      else if (k === 'style') e.style.cssText = v; // only literal styles from this file
+      if (k === 'class')
+        e.className = v;
+      else if (k === 'text')
+        e.textContent = String(v);
+      else if (k === 'style')
+        e.style.cssText = v;  // only literal styles from this file
       else if (k.startsWith('on')) {
         // Handlers only as functions: an "on…" attribute from a string would be code.
         if (typeof v === 'function') e.addEventListener(k.slice(2), v);
-      }
-      else if (k === 'href') e.setAttribute('href', safeHref(v));
-      else e.setAttribute(k, v === true ? '' : String(v));
+      } else if (k === 'href')
+        e.setAttribute('href', safeHref(v));
+      else
+        e.setAttribute(k, v === true ? '' : String(v));
     }
   }
   append(e, kids);
@@ -138,11 +145,11 @@ function safeHref(v) {
 // For the few places where Dygraph assigns innerHTML (tick labels).
 function esc(s) {
   return String(s)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/'/g, '&#39;');
 }
 
 const $ = (sel) => document.querySelector(sel);
@@ -169,8 +176,8 @@ function fmtNum(v) {
 function fmtAxis(v) {
   if (!isNum(v)) return '';
   const a = Math.abs(v);
-  if (a >= 1e10) return `${+(v / 1e9).toPrecision(5)}G`;
-  if (a >= 1e7) return `${+(v / 1e6).toPrecision(5)}M`;
+  if (a >= 1e10) return `${+ (v / 1e9).toPrecision(5)}G`;
+  if (a >= 1e7) return `${+ (v / 1e6).toPrecision(5)}M`;
   return String(+v.toPrecision(7));
 }
 
@@ -180,9 +187,7 @@ function fmtPct(v, digits = 1) {
 }
 
 // cv is a fraction (0.012 -> "1.2%"), as perfgate's tables print it.
-function fmtCv(v) {
-  return isNum(v) ? `${(v * 100).toFixed(1)}%` : DASH;
-}
+function fmtCv(v) { return isNum(v) ? `${(v * 100).toFixed(1)}%` : DASH; }
 
 function fmtP(p) {
   if (!isNum(p)) return DASH;
@@ -228,17 +233,11 @@ function fmtInterval(lo, hi) {
   return `[${fmtNum(lo)}, ${fmtNum(hi)}]`;
 }
 
-function shortCommit(c) {
-  return c ? String(c).slice(0, 10) : DASH;
-}
+function shortCommit(c) { return c ? String(c).slice(0, 10) : DASH; }
 
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
+function plural(n, word) { return `${n} ${word}${n === 1 ? '' : 's'}`; }
 
-function str(v) {
-  return v == null ? '' : String(v);
-}
+function str(v) { return v == null ? '' : String(v); }
 
 function tagsOf(r) {
   if (Array.isArray(r.tags)) return r.tags.map(String);
@@ -248,21 +247,46 @@ function tagsOf(r) {
 
 /* ------------------------------------------------------------------ colours / badges */
 const TONE = {
-  ok: 'green', completed: 'green', pass: 'green', improvement: 'green',
-  failed: 'red', timed_out: 'red', regression: 'red', hang: 'red', no_steps: 'red', nan_loss: 'red',
-  interrupted: 'amber', inconclusive: 'amber', missing: 'amber', staircase: 'amber', stalls: 'amber',
-  memory_growth: 'amber', drift: 'amber', jitter: 'grey',
-  unchanged: 'grey', running: 'blue', soak: 'blue', import: 'grey', run: 'grey',
+  ok: 'green',
+  completed: 'green',
+  pass: 'green',
+  improvement: 'green',
+  failed: 'red',
+  timed_out: 'red',
+  regression: 'red',
+  hang: 'red',
+  no_steps: 'red',
+  nan_loss: 'red',
+  interrupted: 'amber',
+  inconclusive: 'amber',
+  missing: 'amber',
+  staircase: 'amber',
+  stalls: 'amber',
+  memory_growth: 'amber',
+  drift: 'amber',
+  jitter: 'grey',
+  unchanged: 'grey',
+  running: 'blue',
+  soak: 'blue',
+  import: 'grey',
+  run: 'grey',
 };
 const VERDICT_ORDER = ['regression', 'failed', 'missing', 'inconclusive', 'improvement', 'unchanged'];
 
 function badge(kind, text, solid) {
   const k = str(kind);
   const tone = Object.prototype.hasOwnProperty.call(TONE, k) ? TONE[k] : 'grey';
-  return h('span', { class: `pg-badge ${tone}${solid ? ' solid' : ''}` }, text == null ? k || DASH : text);
+  return h('span', {class: `pg-badge ${tone}${solid ? ' solid' : ''}`}, text == null ? k || DASH : text);
 }
 
-const SHORT_VERDICT = { regression: 'regr', failed: 'fail', missing: 'miss', inconclusive: 'inconcl', improvement: 'impr', unchanged: 'same' };
+const SHORT_VERDICT = {
+  regression: 'regr',
+  failed: 'fail',
+  missing: 'miss',
+  inconclusive: 'inconcl',
+  improvement: 'impr',
+  unchanged: 'same'
+};
 
 // Verdict counts as coloured badges; compact ones (for wide tables) use short
 // words with the full word as a tooltip.
@@ -277,13 +301,14 @@ function countBadges(counts, compact) {
       out.push(b);
     }
   }
-  return out.length ? out : h('span', { class: 'pg-muted' }, 'no comparisons');
+  return out.length ? out : h('span', {class: 'pg-muted'}, 'no comparisons');
 }
 
 function gateCell(gate, compact) {
-  if (!gate) return h('span', { class: 'pg-muted' }, 'not gated');
-  return h('span', { title: gate.baseline ? `gate #${str(gate.id)} against ${gate.baseline}` : null },
-    badge(gate.outcome, str(gate.outcome) || DASH, true), ' ', countBadges(gate.counts, compact));
+  if (!gate) return h('span', {class: 'pg-muted'}, 'not gated');
+  return h(
+      'span', {title: gate.baseline ? `gate #${str(gate.id)} against ${gate.baseline}` : null},
+      badge(gate.outcome, str(gate.outcome) || DASH, true), ' ', countBadges(gate.counts, compact));
 }
 
 // Colour a relative change by whether it is good for this metric.
@@ -292,11 +317,14 @@ function changeSpan(pct, better, regression) {
   if (!isNum(pct)) return t;
   let bad = regression;
   if (bad == null) {
-    if (better === 'lower') bad = pct > 0;
-    else if (better === 'higher') bad = pct < 0;
-    else return t;
+    if (better === 'lower')
+      bad = pct > 0;
+    else if (better === 'higher')
+      bad = pct < 0;
+    else
+      return t;
   }
-  return h('span', { class: bad ? 'pg-change-bad' : 'pg-change-good' }, t);
+  return h('span', {class: bad ? 'pg-change-bad' : 'pg-change-good'}, t);
 }
 
 /* ------------------------------------------------------------------ routing */
@@ -306,7 +334,7 @@ function dec(s) {
   try {
     return decodeURIComponent(s);
   } catch (e) {
-    return s; // a malformed escape: show the raw text rather than failing
+    return s;  // a malformed escape: show the raw text rather than failing
   }
 }
 
@@ -324,7 +352,7 @@ function parseHash() {
   }
   // The argument is everything after the page, so an unencoded "/" in a suite
   // name still works.
-  return { page: dec(seg[0] || '') || 'overview', arg: seg.length > 1 ? dec(seg.slice(1).join('/')) : '', q };
+  return {page: dec(seg[0] || '') || 'overview', arg: seg.length > 1 ? dec(seg.slice(1).join('/')) : '', q};
 }
 
 function link(page, arg, q) {
@@ -338,5 +366,5 @@ function link(page, arg, q) {
   return parts.length ? `${s}?${parts.join('&')}` : s;
 }
 
-const runLink = (id, text) => h('a', { href: link('run', id) }, text == null ? `#${id}` : text);
-const trendLink = (suite, q, text) => h('a', { href: link('trend', suite, q) }, text);
+const runLink = (id, text) => h('a', {href: link('run', id)}, text == null ? `#${id}` : text);
+const trendLink = (suite, q, text) => h('a', {href: link('trend', suite, q)}, text);

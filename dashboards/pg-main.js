@@ -6,13 +6,17 @@
 
 /* ------------------------------------------------------------------ router */
 function pageNotFound(r) {
-  const view = h('div', null, h('h1', null, 'Not found'), message('warn', `There is no page "${r.page}". `, h('a', { href: link('overview') }, 'Go to the overview.')));
-  return { name: 'notfound', node: view };
+  const view =
+      h('div', null, h('h1', null, 'Not found'),
+        message('warn', `There is no page "${r.page}". `, h('a', {href: link('overview')}, 'Go to the overview.')));
+  return {name: 'notfound', node: view};
 }
 
 // The page name comes from the URL: a null-prototype map, so "#/constructor"
 // is simply not found.
-const PAGES = Object.assign(Object.create(null), { overview: pageOverview, runs: pageRuns, run: pageRun, sweep: pageSweep, trend: pageTrend, soak: pageSoak });
+const PAGES = Object.assign(
+    Object.create(null),
+    {overview: pageOverview, runs: pageRuns, run: pageRun, sweep: pageSweep, trend: pageTrend, soak: pageSoak});
 
 let renderSeq = 0;
 
@@ -44,7 +48,9 @@ async function route() {
   const main = $('#pg-main');
   // Keep the caret in a filter box across the re-render it triggers.
   const active = document.activeElement;
-  const focus = active && active.id && active.tagName === 'INPUT' ? { id: active.id, a: active.selectionStart, b: active.selectionEnd } : null;
+  const focus = active && active.id && active.tagName === 'INPUT' ?
+      {id: active.id, a: active.selectionStart, b: active.selectionEnd} :
+      null;
   let out;
   try {
     const index = await need('index');
@@ -60,13 +66,15 @@ async function route() {
       console.warn('[perfgate]', e.message);
       out = {
         name,
-        node: h('div', null, h('h1', null, 'Data not available'), message('error', e.message),
-          h('p', { class: 'pg-muted' }, 'The dashboard directory may be incomplete, or the run may be older than the runs it was generated with (perfgate dashboard --runs N).'),
-          h('p', null, h('a', { href: link('overview') }, 'Back to the overview.'))),
+        node: h(
+            'div', null, h('h1', null, 'Data not available'), message('error', e.message),
+            h('p', {class: 'pg-muted'},
+              'The dashboard directory may be incomplete, or the run may be older than the runs it was generated with (perfgate dashboard --runs N).'),
+            h('p', null, h('a', {href: link('overview')}, 'Back to the overview.'))),
       };
     } else {
       reportError((e && e.stack) || String(e));
-      out = { name, node: message('error', `This page failed to render: ${(e && e.message) || e}`) };
+      out = {name, node: message('error', `This page failed to render: ${(e && e.message) || e}`)};
     }
   }
   if (seq !== renderSeq) return;
@@ -95,10 +103,13 @@ async function route() {
 
 function boot() {
   const box = document.getElementById('pg-errors');
-  if (box) for (const m of pendingErrors.splice(0)) box.appendChild(document.createTextNode(`${m}\n`));
+  if (box)
+    for (const m of pendingErrors.splice(0)) box.appendChild(document.createTextNode(`${m}\n`));
   window.addEventListener('hashchange', route);
   route();
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
-else boot();
+if (document.readyState === 'loading')
+  document.addEventListener('DOMContentLoaded', boot);
+else
+  boot();

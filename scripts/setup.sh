@@ -10,7 +10,7 @@ packages=(
   dpkg-dev                 # cpack: dpkg-shlibdeps names the .deb's runtime dependencies
   file                     # cpack: CPackDeb reads binaries with file(1) before dpkg-shlibdeps
   ccache                   # compiler cache: a second build, or a fresh clone, recompiles only what changed
-  clang-format-14          # scripts/test.sh checks every C++ file is formatted (.clang-format)
+  clang-format-14          # scripts/test.sh checks every C++ and dashboard file is formatted (.clang-format)
   # libraries (each used by one harness module, see docs/design.md)
   libyaml-cpp-dev          # suite/
   libboost-dev             # headers: Boost.Process (exec/), Boost.Math (stats/)

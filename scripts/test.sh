@@ -4,9 +4,10 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$repo_root/scripts/setup.sh"
-# Every C++ file as .clang-format says (clang-format-14 -i FILE mends one).
+# Every C++ file and the dashboard's scripts as .clang-format says
+# (clang-format-14 -i FILE mends one).
 if git -C "$repo_root" rev-parse --git-dir >/dev/null 2>&1; then
-  (cd "$repo_root" && git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format-14 --dry-run --Werror) ||
+  (cd "$repo_root" && git ls-files -z '*.cpp' '*.hpp' 'dashboards/*.js' | xargs -0 clang-format-14 --dry-run --Werror) ||
     { echo "test.sh: the files above are not formatted: clang-format-14 -i them" >&2; exit 1; }
 fi
 # Two more tests than cores: the classes that run side by side (none measures
