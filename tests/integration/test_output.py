@@ -1,4 +1,4 @@
-"""Output abuse: floods of stdout/stderr, runaway lines, garbage in the metric channels."""
+"""Output abuse: floods of stdout/stderr, runaway lines, garbage in the metric channels; big input files."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import time
 import unittest
 from pathlib import Path
 
-from support import PERFGATE_BIN, PerfgateTestCase, metric
+from support import PERFGATE_BIN, SOURCE_DIR, PerfgateTestCase, metric
 
 MB = 1024 * 1024
 
@@ -176,3 +176,65 @@ workloads:
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def bench_module(name):
+    """A generator of tests/bench (the benchmarks and these tests build the same inputs)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, SOURCE_DIR / "tests" / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BigInputFiles(PerfgateTestCase):
+    """Input files far bigger than people write, read whole with bounded memory.
+
+    The full sizes (a 1 GB Google Benchmark file, timings over repeats) are
+    benchmarks (tests/bench/gbench_truncated.py, suite_load.py; docs/fuzzing.md);
+    these are the same inputs at sizes a test can afford.
+    """
+    timeout_s = 300
+
+    def test_10_mb_suite_is_planned(self):
+        suite = self.tmp / "many.yaml"
+        bench_module("suite_load").many_workloads(suite, n=62_000)
+        size = suite.stat().st_size
+        self.assertGreater(size, 10_000_000)
+        rc, out, err, hwm_mb, _ = run_measured(
+            [PERFGATE_BIN, "--db", str(self.db), "run", str(suite), "--dry-run", "--only", "workload=w61999"],
+            cwd=str(self.tmp), timeout_s=240)
+        self.assertEqual(rc, 0, err[-2000:])
+        # The plan lists every workload's settings, then the one trial kept.
+        first_line = out.split("\n", 1)[0]
+        self.assertIn("1 trial(s)", first_line)
+        self.assertTrue("/bin/true --index 61999 " in out and "--index 61998 " not in out, "the plan's trial")
+        # 527 MB measured (plain build): mostly yaml-cpp's tree of the whole file.
+        # Under the sanitizers each of its small nodes carries a redzone.
+        idle_mb = idle_rss_mb()
+        bound_mb = 2500 if idle_mb else 900
+        self.assertLess(hwm_mb - idle_mb, bound_mb,
+                        f"perfgate's peak RSS was {hwm_mb:.0f} MB ({idle_mb:.0f} idle) for a {size:,}-byte suite")
+
+    def test_cut_gbench_file_keeps_every_complete_entry_in_bounded_memory(self):
+        # Two files cut inside their last entry (a benchmark binary killed
+        # mid-write), one ten times the other: the reader streams, so the
+        # bigger file costs only the samples it stores, not its size.
+        gbench = bench_module("gbench_truncated")
+        peaks_mb = {}
+        for size in (6_000_000, 60_000_000):
+            path = self.tmp / f"cut-{size}.json"
+            complete = gbench.write_file(str(path), size)
+            db = self.tmp / f"cut-{size}.db"
+            rc, out, err, hwm_mb, _ = run_measured(
+                [PERFGATE_BIN, "--db", str(db), "import", "--format", "gbench", "--suite", "cut", "--commit", "abc",
+                 "--branch", "main", str(path)], cwd=str(self.tmp), timeout_s=240)
+            self.assertEqual(rc, 0, err[-2000:])
+            self.assertGreater(hwm_mb, 1, "could not read perfgate's VmHWM")
+            peaks_mb[size] = hwm_mb
+            # Every complete entry's real_time and cpu_time, and a note that
+            # names where the file was cut.
+            self.assertEqual(self.query("select count(*) from samples", db=db)[0][0], 2 * complete)
+            self.assertIn("not valid JSON", out + err)
+        grown_mb = peaks_mb[60_000_000] - peaks_mb[6_000_000]
+        self.assertLess(grown_mb, 27, f"54 MB more of file cost {grown_mb:.0f} MB more memory: {peaks_mb}")
