@@ -48,7 +48,7 @@ struct MetricsSpec {
 // A sampler a suite asks for: `samplers: [proc, npu-smi]`, or a mapping
 // for a `command` sampler (see harness/sampling/sampler.hpp).
 struct SamplerSpec {
-  std::string kind;  // proc | npu-smi | nvidia-smi | command
+  std::string kind;  // proc | npu-smi | nvidia-smi | command | host
   // command: argv (no shell), a regex, and per group the metric it feeds.
   std::vector<std::string> command;
   std::string regex;

@@ -258,56 +258,6 @@ std::vector<Reading> name_chips(const std::vector<Chip>& chips) {
   return out;
 }
 
-// ------------------------------------------------------ key : value blocks ---
-
-// npu-smi's key names (lower case, single spaces) -> metric suffix.
-// Percentages of memory *occupancy* end in _usage_pct (lower is better, like
-// MB); busy-time percentages in _pct; bandwidth use in _bw_pct.
-const std::map<std::string, std::string, std::less<>>& npu_key_names() {
-  static const std::map<std::string, std::string, std::less<>> k_names = {
-      {"hbm capacity(mb)", "hbm_capacity_mb"},
-      {"hbm usage rate(%)", "hbm_usage_pct"},
-      {"ddr capacity(mb)", "ddr_capacity_mb"},
-      {"ddr usage rate(%)", "ddr_usage_pct"},
-      {"memory capacity(mb)", "memory_capacity_mb"},
-      {"memory usage rate(%)", "memory_usage_pct"},
-      {"aicore usage rate(%)", "aicore_pct"},
-      {"aivector usage rate(%)", "aivector_pct"},
-      {"aicube usage rate(%)", "aicube_pct"},
-      {"aicpu usage rate(%)", "aicpu_pct"},
-      {"ctrlcpu usage rate(%)", "ctrlcpu_pct"},
-      {"npu utilization(%)", "npu_util_pct"},
-      {"ddr bandwidth usage rate(%)", "ddr_bw_pct"},
-      {"hbm bandwidth usage rate(%)", "hbm_bw_pct"},
-      {"aicore freq(mhz)", "aicore_rated_freq_mhz"},
-      {"aicore curfreq(mhz)", "aicore_freq_mhz"},
-      {"temperature(c)", "temp_c"},
-      {"npu real-time power(w)", "power_w"},
-  };
-  return k_names;
-}
-
-// "  HBM Usage Rate(%)   " -> "hbm usage rate(%)": drivers pad keys differently.
-std::string normalise_key(std::string_view key) {
-  std::string out;
-  bool space = false;
-  for (char c : util::trim(key)) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty()) out += ' ';
-    space = false;
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-struct KeyValue {
-  std::string key;  // normalised
-  std::string_view value;
-};
-
 // ------------------------------------------------------------- nvidia-smi ---
 
 // "utilization.gpu [%]" -> "utilization.gpu" (the header nvidia-smi prints without `noheader`).
@@ -436,61 +386,6 @@ std::vector<Reading> parse_npu_smi_info(std::string_view text) { return name_chi
 NpuSmiInventory npu_smi_inventory(std::string_view text) {
   auto table = walk_npu_smi_table(text);
   return {std::move(table.npu_names), std::move(table.tool_version)};
-}
-
-std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id) {
-  // Blocks are separated by blank lines: the NPU block (NPU ID, Chip Count),
-  // one block per chip, and on 910B a block of the board's MCU whose
-  // Temperature(C) is not the chip's. Some drivers put "Chip ID" at the end
-  // of its block, so a block's chip is known only once the block is read.
-  // With "Chip Count" above 1 the chips are device.<N>_<chip>, as in the table.
-  std::vector<std::vector<KeyValue>> blocks(1);
-  for (auto line : lines_of(text)) {
-    if (util::trim(line).empty()) {
-      if (!blocks.back().empty()) blocks.emplace_back();
-      continue;
-    }
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    blocks.back().push_back({normalise_key(line.substr(0, colon)), util::trim(line.substr(colon + 1))});
-  }
-
-  long chip_count = 1;
-  for (const auto& b : blocks)
-    for (const auto& kv : b)
-      if (kv.key == "chip count") chip_count = util::parse_non_negative(kv.value).value_or(1);
-
-  std::vector<Reading> out;
-  std::set<std::string> seen;
-  for (const auto& block : blocks) {
-    std::optional<long> chip_id;
-    for (const auto& kv : block)
-      if (kv.key == "chip id") chip_id = util::parse_non_negative(kv.value);
-    std::string device = chip_count > 1 && chip_id ? fmt::format("{}_{}", npu_id, *chip_id) : std::to_string(npu_id);
-    bool other_chip = false;  // after "Chip Name : mcu": the management MCU's keys, not the NPU's
-    for (const auto& kv : block) {
-      if (kv.key == "chip name") other_chip = iequals(kv.value, "mcu");
-      if (kv.key == "chip id") other_chip = false;
-      if (other_chip) continue;
-      auto it = npu_key_names().find(kv.key);
-      if (it == npu_key_names().end()) continue;
-      auto v = to_number(kv.value);
-      if (!v) continue;
-      auto metric = fmt::format("device.{}.{}", device, it->second);
-      if (seen.insert(metric).second) out.push_back({std::move(metric), *v});  // first value wins
-    }
-  }
-  // 910B has no DDR on the chip and reports "DDR Capacity(MB) : 0" with
-  // zero rates: constant zero series are noise, as "0 / 0" cells are in the table.
-  std::set<std::string> no_ddr;
-  for (const auto& r : out)
-    if (r.metric.ends_with(".ddr_capacity_mb") && r.value == 0)
-      no_ddr.insert(r.metric.substr(0, r.metric.size() - std::string_view("capacity_mb").size()));
-  std::erase_if(out, [&](const Reading& r) {
-    return std::any_of(no_ddr.begin(), no_ddr.end(),
-                       [&](const std::string& prefix) { return r.metric.starts_with(prefix); });
-  });
-  return out;
 }
 
 const std::vector<std::pair<std::string, std::string>>& nvidia_fields() {

@@ -37,6 +37,10 @@ class Sampler {
   // Sampled once more right before the trial starts and right after it ends
   // (the host probe: the machine's state on both sides of the trial).
   virtual bool brackets_trial() const { return false; }
+  // What samples that did not fail left out (a command's lines over 1 MiB,
+  // cut and not matched), so that nothing is skipped without a word; empty
+  // when nothing was. Safe to call while the sampler runs.
+  virtual std::string note() const { return {}; }
 };
 
 // What a suite asks for (`samplers: [proc, npu-smi]`, or a mapping for
@@ -83,12 +87,6 @@ struct NpuSmiInventory {
   std::string tool_version;
 };
 NpuSmiInventory npu_smi_inventory(std::string_view text);
-
-// `npu-smi info -t usages -i N` / `-t common -i N`: Key : Value blocks.
-// Known keys become device.<N>.<name> (hbm_usage_pct, aicore_pct,
-// aicore_freq_mhz, temp_c, power_w, hbm_capacity_mb, ...); unknown keys are
-// ignored, missing ones absent.
-std::vector<Reading> parse_npu_smi_keyvalues(std::string_view text, int npu_id);
 
 // `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits`: one line
 // per GPU, device.<i>.<field> with the fields named in k_nvidia_fields order.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -106,7 +107,9 @@ class NpuSmiSampler final : public Sampler {
   std::string_view name() const override { return "npu-smi"; }
   // Only `npu-smi info`: one process launch per sample whatever the card
   // count. The per-card `-t usages` / `-t common` queries would cost two
-  // launches per card per sample (16 on an 8-card node) for a few extra keys.
+  // launches per card per sample (16 on an 8-card node) for a few extra keys;
+  // a suite that wants one of them (the AI core's current frequency) names
+  // it in a `command` sampler.
   Expected<std::vector<Reading>> sample(int) override {
     return guarded([&]() -> Expected<std::vector<Reading>> {
       auto out = run_tool({"npu-smi", "info"});
@@ -175,7 +178,8 @@ class CommandSampler final : public Sampler {
   // bounds the output but the tool's timeout. Each metric takes the first
   // line where its group matched a number. A line over the launcher's 1 MiB
   // line limit arrives cut and is not matched (a cut number would be a wrong
-  // one); when no metric was found the message counts such lines.
+  // one): when no metric was found the message counts such lines, otherwise
+  // the sampler's note() does.
   Expected<std::vector<Reading>> sample(int) override {
     return guarded([&]() -> Expected<std::vector<Reading>> {
       auto argv = resolved(m_argv);
@@ -219,11 +223,23 @@ class CommandSampler final : public Sampler {
                                          lines, cut_lines == 1 ? "was" : "were"),
             first));
       }
+      if (cut_lines > 0) {
+        m_cut_lines += cut_lines;
+        ++m_samples_with_cut_lines;
+      }
       std::vector<Reading> readings;
       for (std::size_t k = 0; k < m_groups.size(); ++k)
         if (values[k]) readings.push_back({m_groups[k].second, *values[k]});
       return readings;
     });
+  }
+
+  std::string note() const override {
+    const std::size_t cut = m_cut_lines, samples = m_samples_with_cut_lines;
+    if (cut == 0) return {};
+    return fmt::format("{} line{} of the output of `{}` {} longer than 1 MiB, cut and not matched (in {} sample{})",
+                       cut, cut == 1 ? "" : "s", util::join(m_argv, " "), cut == 1 ? "was" : "were", samples,
+                       samples == 1 ? "" : "s");
   }
 
  private:
@@ -232,6 +248,9 @@ class CommandSampler final : public Sampler {
   std::string m_regex_text;  // as the suite wrote it, for messages
   util::UserRegex m_re;
   std::vector<std::pair<std::size_t, std::string>> m_groups;  // group number -> metric
+  // Cut lines in samples that found a metric (a failed sample's error counts its own).
+  std::atomic<std::size_t> m_cut_lines{0};
+  std::atomic<std::size_t> m_samples_with_cut_lines{0};
 };
 
 Expected<std::unique_ptr<Sampler>> make_command_sampler(const SamplerSpec& spec) {

@@ -90,11 +90,14 @@ std::vector<TimedReading> SamplingSession::drain() {
 std::vector<std::string> SamplingSession::warnings() const {
   std::lock_guard lock(m_mu);
   std::vector<std::string> out;
-  for (const auto& s : m_samplers)
+  for (const auto& s : m_samplers) {
     if (s.errors > 0)
       out.push_back(
           fmt::format("sampler {}: {}{}", s.sampler->name(), s.first_error,
                       s.errors > 1 ? fmt::format(" ({} of {} samples failed)", s.errors, s.errors + s.samples) : ""));
+    if (auto note = s.sampler->note(); !note.empty())
+      out.push_back(fmt::format("sampler {}: {}", s.sampler->name(), note));
+  }
   return out;
 }
 

@@ -36,7 +36,8 @@ class SamplingSession {
   void stop();
   // Readings gathered since the last call, in the order they were taken.
   std::vector<TimedReading> drain();
-  // One line per sampler that failed at least once: its first message and how often.
+  // One line per sampler that failed at least once (its first message and how
+  // often), and one per sampler whose samples left something out (its note).
   std::vector<std::string> warnings() const;
   bool empty() const { return m_samplers.empty(); }
 

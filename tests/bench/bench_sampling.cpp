@@ -167,12 +167,6 @@ void BM_ParseNpuSmiInfo8Cards(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseNpuSmiInfo8Cards)->Unit(benchmark::kMicrosecond);
 
-void BM_ParseNpuSmiKeyValues(benchmark::State& state) {
-  auto text = read_data("npu_smi_t_common_910B.txt");
-  for (auto _ : state) benchmark::DoNotOptimize(sampling::parse_npu_smi_keyvalues(text, 1));
-}
-BENCHMARK(BM_ParseNpuSmiKeyValues)->Unit(benchmark::kMicrosecond);
-
 void BM_ParseNvidiaSmiCsv(benchmark::State& state) {
   auto text = read_data("nvidia_smi_noheader_nounits_2gpu.txt");
   for (auto _ : state) benchmark::DoNotOptimize(sampling::parse_nvidia_smi_csv(text));

@@ -49,7 +49,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text = fuzz::text_of(data, size);
   (void)sampling::parse_npu_smi_info(text);
   (void)sampling::npu_smi_inventory(text);
-  (void)sampling::parse_npu_smi_keyvalues(text, static_cast<int>(size % 8));
   (void)sampling::parse_npu_smi_processes(text);
   (void)sampling::parse_nvidia_smi_csv(text);
   (void)sampling::parse_nvidia_smi_apps(text);

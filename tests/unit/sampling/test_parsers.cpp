@@ -181,63 +181,6 @@ TEST_CASE("npu-smi info: output without a device table gives nothing", "[samplin
   CHECK(s::parse_npu_smi_info(text.substr(0, text.find("+====="))).empty());
 }
 
-TEST_CASE("npu-smi -t usages: captured block", "[sampling]") {
-  auto r = s::parse_npu_smi_keyvalues(data("npu_smi_t_usages_910B_23.0.rc2.txt"), 0);
-  CHECK(value(r, "device.0.hbm_capacity_mb") == 65536);
-  CHECK(value(r, "device.0.hbm_usage_pct") == 4);
-  CHECK(value(r, "device.0.aicore_pct") == 0);
-  CHECK(value(r, "device.0.aivector_pct") == 0);
-  CHECK(value(r, "device.0.hbm_bw_pct") == 0);
-  CHECK_FALSE(value(r, "device.0.temp_c"));  // not in this block: absent, not 0
-  // No DDR on 910B ("DDR Capacity(MB) : 0"): no DDR series at all.
-  for (const auto& x : r) CHECK(x.metric.find("ddr") == std::string::npos);
-  // Hugepage counts are unknown keys, ignored.
-  for (const auto& x : r) CHECK(x.metric.find("hugepage") == std::string::npos);
-  CHECK(devices(r) == std::set<std::string>{"0"});
-}
-
-TEST_CASE("npu-smi -t common: the MCU's temperature is not the chip's", "[sampling]") {
-  auto r = s::parse_npu_smi_keyvalues(data("npu_smi_t_common_910B.txt"), 1);
-  CHECK(devices(r) == std::set<std::string>{"1"});
-  CHECK(value(r, "device.1.temp_c") == 46);  // not the mcu's 38
-  CHECK(value(r, "device.1.power_w") == 93.4);
-  CHECK(value(r, "device.1.aicore_freq_mhz") == 800);
-  CHECK(value(r, "device.1.aicore_rated_freq_mhz") == 1800);
-  CHECK(value(r, "device.1.hbm_usage_pct") == 4);
-  CHECK(value(r, "device.1.memory_usage_pct") == 0);
-  CHECK(std::count_if(r.begin(), r.end(), [](const s::Reading& x) { return x.metric == "device.1.temp_c"; }) == 1);
-}
-
-TEST_CASE("npu-smi -t common: a newer driver's keys, CRLF, MCU without a blank line", "[sampling]") {
-  auto r = s::parse_npu_smi_keyvalues(data("npu_smi_t_common_newer_driver.txt"), 3);
-  CHECK(value(r, "device.3.temp_c") == 63);
-  CHECK(value(r, "device.3.npu_util_pct") == 95);
-  CHECK(value(r, "device.3.aicube_pct") == 88);
-  CHECK(value(r, "device.3.aicore_pct") == 97);
-  CHECK(value(r, "device.3.power_w") == 351.7);
-  CHECK(value(r, "device.3.aicore_freq_mhz") == 1650);
-  for (const auto& x : r) {
-    CHECK(x.metric.find("future") == std::string::npos);
-    CHECK(x.metric.find("count") == std::string::npos);
-  }
-}
-
-TEST_CASE("npu-smi key/value: several chips, missing and unreadable values", "[sampling]") {
-  const char* two_chips =
-      "NPU ID : 2\nChip Count : 2\n\n"
-      "Chip ID : 0\nTemperature(C) : 50\nAicore Usage Rate(%) : 10\nDDR Capacity(MB) : 8192\n\n"
-      "Chip ID : 1\nTemperature(C) : 52\nAicore Usage Rate(%) : NA\n";
-  auto r = s::parse_npu_smi_keyvalues(two_chips, 2);
-  CHECK(r.size() == 4);
-  CHECK(value(r, "device.2_0.ddr_capacity_mb") == 8192);  // a chip with DDR keeps it
-  CHECK(value(r, "device.2_0.temp_c") == 50);
-  CHECK(value(r, "device.2_1.temp_c") == 52);
-  CHECK(value(r, "device.2_0.aicore_pct") == 10);
-  CHECK_FALSE(value(r, "device.2_1.aicore_pct"));
-  CHECK(s::parse_npu_smi_keyvalues("", 0).empty());
-  CHECK(s::parse_npu_smi_keyvalues("Error: the device 9 does not exist.\n", 9).empty());
-}
-
 TEST_CASE("nvidia-smi csv: noheader,nounits lines, unsupported values missing", "[sampling]") {
   auto r = s::parse_nvidia_smi_csv(data("nvidia_smi_noheader_nounits_2gpu.txt"));
   CHECK(devices(r) == std::set<std::string>{"0", "1"});

@@ -365,6 +365,13 @@ TEST_CASE("command sampler over the fake npu-smi's key/value output", "[sampling
   REQUIRE(r);
   CHECK(value(*r, "device.3.temp_c") == 46);
   CHECK(value(*r, "npu") == 3);  // the fake answers as the NPU asked for
+
+  // docs/suite-format.md's example: the AI core's current clock.
+  auto clock = make(spec_of("command", {"npu-smi", "info", "-t", "common", "-i", "0"},
+                            R"(Aicore curFreq\(MHZ\)\s*:\s*(\d+))", {{"1", "device.0.aicore_freq_mhz"}}))
+                   ->sample(::getpid());
+  REQUIRE(clock);
+  CHECK(value(*clock, "device.0.aicore_freq_mhz") == 800);
 }
 
 TEST_CASE("command sampler: suite mistakes are input errors", "[sampling]") {
@@ -420,9 +427,17 @@ TEST_CASE("command sampler: missing program and unmatched output are errors nami
                  "for _ in range(2000): print('x' * 1000)\n"
                  "print('y' * 1500000)\n"
                  "print('pad ' * 250000 + 'val=42')\n\"\n");
-    auto r = make(spec_of("command", {(tmp / "probe").string()}, R"(val=(?<val>\d+))"))->sample(::getpid());
+    auto sampler = make(spec_of("command", {(tmp / "probe").string()}, R"(val=(?<val>\d+))"));
+    CHECK(sampler->note().empty());
+    auto r = sampler->sample(::getpid());
     REQUIRE(r);
     CHECK(value(*r, "val") == 42);  // on a line of 1,000,006 bytes, after 3.5 MB
+    // The 1.5 MB line was skipped although the sample found its metric: the note says so.
+    CHECK_THAT(sampler->note(), Catch::Contains("1 line of the output of `" + (tmp / "probe").string() +
+                                                "` was "
+                                                "longer than 1 MiB, cut and not matched (in 1 sample)"));
+    REQUIRE(sampler->sample(::getpid()));
+    CHECK_THAT(sampler->note(), Catch::Contains("2 lines of the output of") && Catch::Contains("(in 2 samples)"));
 
     auto none = make(spec_of("command", {(tmp / "probe").string()}, R"(nothing=(?<n>\d+))"))->sample(::getpid());
     REQUIRE_FALSE(none);
