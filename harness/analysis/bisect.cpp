@@ -51,34 +51,25 @@ struct RunVariance {
 };
 
 RunVariance pooled_run_variance(const std::vector<BisectCommitState>& all) {
-  RunVariance v;
-  double ss = 0;
-  for (const auto& c : all) {
-    auto m = run_means(c);
-    if (m.size() < 2) continue;
-    double mu = stats::mean(m);
-    for (double x : m) ss += (x - mu) * (x - mu);
-    v.df += static_cast<double>(m.size() - 1);
-  }
-  if (v.df > 0) v.var = ss / v.df;
-  return v;
+  stats::PooledVariance pooled;
+  for (const auto& c : all) pooled.add(run_means(c));
+  return {pooled.variance(), pooled.df};
 }
 
 // The trial noise alone (pooled within runs), for when no commit has two
 // runs yet: a lower bound of the run mean's variance.
 double within_run_variance(const std::vector<BisectCommitState>& all, double* mean_n) {
-  double ss = 0, df = 0, n_sum = 0, runs = 0;
+  stats::PooledVariance pooled;
+  double n_sum = 0, runs = 0;
   for (const auto& c : all)
     for (const auto& r : c.runs) {
       if (r.values.size() < 2) continue;
-      double mu = stats::mean(r.values);
-      for (double x : r.values) ss += (x - mu) * (x - mu);
-      df += static_cast<double>(r.values.size() - 1);
+      pooled.add(r.values);
       n_sum += static_cast<double>(r.values.size());
       runs += 1;
     }
   if (mean_n) *mean_n = runs > 0 ? n_sum / runs : 1;
-  return df > 0 ? ss / df : 0;
+  return pooled.variance();
 }
 
 double bad_sign(model::Better b) { return b == model::Better::Higher ? -1.0 : 1.0; }

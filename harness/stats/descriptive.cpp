@@ -39,6 +39,15 @@ double stddev(std::span<const double> x) {
   return m.stddev();
 }
 
+void PooledVariance::add(std::span<const double> group) {
+  if (group.size() < 2) return;
+  const double mu = mean(group);
+  for (double v : group) sum_sq += (v - mu) * (v - mu);
+  df += static_cast<double>(group.size() - 1);
+}
+
+double PooledVariance::variance() const { return df > 0 ? sum_sq / df : 0; }
+
 double cv(std::span<const double> x) {
   double m = mean(x);
   if (x.size() < 2 || m == 0) return 0;

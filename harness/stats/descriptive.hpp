@@ -15,6 +15,18 @@ double stddev(std::span<const double> x);  // sample (n-1) standard deviation; 0
 // Falls back to the arithmetic mean if any value is not positive.
 double harmonic_mean(std::span<const double> x);
 double cv(std::span<const double> x);  // stddev / |mean|; 0 for n < 2 or mean 0
+
+// Variance pooled over groups, each group's values taken about its own mean:
+// the sum of squared deviations over the sum of (n_i - 1), the within-group
+// mean square of a one-way analysis of variance (R: deviance(aov(y ~ g)) /
+// df.residual). A group of fewer than two values adds nothing; one group
+// gives its sample variance.
+struct PooledVariance {
+  double sum_sq = 0;  // squared deviations from each group's own mean
+  double df = 0;      // sum of (n_i - 1)
+  void add(std::span<const double> group);
+  double variance() const;  // sum_sq / df; 0 when df is 0
+};
 // Quantile by linear interpolation between order statistics (Hyndman & Fan
 // type 7, the default of R and NumPy). p in [0, 1]. 0 for empty.
 double quantile(std::span<const double> x, double p);

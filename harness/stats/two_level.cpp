@@ -10,6 +10,8 @@
 #include <boost/math/special_functions/polygamma.hpp>
 #include <boost/math/special_functions/trigamma.hpp>
 
+#include "harness/stats/descriptive.hpp"
+
 namespace perfgate::stats {
 
 namespace {
@@ -22,12 +24,6 @@ constexpr double k_inf = std::numeric_limits<double>::infinity();
 constexpr double k_homogeneity_level = 0.01;
 // Beyond this many degrees of freedom Student's t is the normal distribution.
 constexpr double k_df_normal = 1e6;
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
 
 double t_sf(double t, double df) {
   if (!(df < k_df_normal)) {
@@ -52,33 +48,24 @@ double t_quantile(double p, double df) {
 RunSpread run_spread(std::span<const std::vector<double>> spread_runs, std::span<const double> cand) {
   RunSpread s;
   std::vector<double> means;
-  double inv_n = 0, ss_within = 0;
-  auto add_within = [&](std::span<const double> v) {
-    if (v.size() < 2) return;
-    double m = 0;
-    for (double x : v) m += x;
-    m /= static_cast<double>(v.size());
-    for (double x : v) ss_within += (x - m) * (x - m);
-    s.within_df += static_cast<double>(v.size() - 1);
-  };
+  PooledVariance within;
+  double inv_n = 0;
   for (const auto& run : spread_runs) {
     if (run.empty()) continue;
-    means.push_back(mean_of(run));
+    means.push_back(mean(run));
     inv_n += 1.0 / static_cast<double>(run.size());
-    add_within(run);
+    within.add(run);
   }
-  add_within(cand);
+  within.add(cand);
   s.runs = static_cast<int>(means.size());
-  if (s.within_df > 0) s.within_var = ss_within / s.within_df;
+  s.within_df = within.df;
+  if (within.df > 0) s.within_var = within.variance();
   if (s.runs >= 1) s.mean_inv_n = inv_n / s.runs;
   if (s.runs >= 2) {
-    double m = 0;
-    for (double v : means) m += v;
-    m /= s.runs;
-    double ss = 0;
-    for (double v : means) ss += (v - m) * (v - m);
-    s.between_df = s.runs - 1;
-    s.between_var = ss / s.between_df;
+    PooledVariance between;  // one group: the sample variance of the run means
+    between.add(means);
+    s.between_df = between.df;
+    s.between_var = between.variance();
   }
   return s;
 }
@@ -181,18 +168,12 @@ TwoLevel two_level_test(std::span<const std::vector<double>> base_runs, std::spa
   double inv_n_sum = 0;
   for (const auto& run : base_runs) {
     if (run.empty()) continue;
-    means.push_back(mean_of(run));
+    means.push_back(mean(run));
     inv_n_sum += 1.0 / static_cast<double>(run.size());
   }
   if (means.empty() || cand.empty()) return r;
   const double k = static_cast<double>(means.size());
-  double base = 0;
-  for (double m : means) base += m;
-  base /= k;
-  double cand_mean = 0;
-  for (double v : cand) cand_mean += v;
-  cand_mean /= static_cast<double>(cand.size());
-  r.diff = cand_mean - base;
+  r.diff = mean(cand) - mean(means);
 
   const double sigma2 = spread.within_df > 0 ? spread.within_var : 0;
   const double within_df = spread.within_df > 0 ? spread.within_df : k_inf;

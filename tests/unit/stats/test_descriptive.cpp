@@ -193,3 +193,26 @@ TEST_CASE("rare_outliers also wants a minimum distance when asked", "[stats]") {
   CHECK(rare_outliers(x, 5, 0.2) == std::vector<std::size_t>{8, 9});
   CHECK(rare_outliers(x, 5, 0.2, 5) == std::vector<std::size_t>{9});
 }
+
+TEST_CASE("pooled variance: the within-group mean square of a one-way ANOVA", "[stats]") {
+  // R: y <- c(1, 2, 3, 4, 6, 10); g <- factor(c(1, 1, 1, 2, 2, 3))
+  //    fit <- aov(y ~ g); deviance(fit) = 4, df.residual(fit) = 3
+  PooledVariance p;
+  const std::vector<double> a = {1, 2, 3}, b = {4, 6}, c = {10};
+  p.add(a);
+  p.add(b);
+  p.add(c);  // a single value: no deviation, no degree of freedom
+  CHECK(p.sum_sq == Approx(4.0));
+  CHECK(p.df == 3);
+  CHECK(p.variance() == Approx(4.0 / 3.0));
+  // One group: its sample variance. None: 0.
+  PooledVariance one;
+  one.add(a);
+  CHECK(one.variance() == Approx(1.0));
+  CHECK(PooledVariance{}.variance() == 0);
+  // Groups far from zero keep their precision (each about its own mean).
+  PooledVariance far;
+  const std::vector<double> big = {1e9 + 1, 1e9 + 2, 1e9 + 3};
+  far.add(big);
+  CHECK(far.variance() == Approx(1.0));
+}
