@@ -733,6 +733,9 @@ TEST_CASE("soak progress follows the parser's preferred primary, not the first m
   InterruptGuard guard;
   Harness h;
   auto s = suite_of({workload("train", 1)});
+  // A soak turns the host probe on, which runs this machine's npu-smi and
+  // nvidia-smi when installed: unit tests launch no tool of the machine.
+  s.workloads.at(0).host_probe = false;
   std::vector<std::string> followed;
   h.opts.soak.enabled = true;
   h.opts.soak.window_s = 1;
