@@ -209,10 +209,11 @@ class BigInputFiles(PerfgateTestCase):
         first_line = out.split("\n", 1)[0]
         self.assertIn("1 trial(s)", first_line)
         self.assertTrue("/bin/true --index 61999 " in out and "--index 61998 " not in out, "the plan's trial")
-        # 527 MB measured (plain build): mostly yaml-cpp's tree of the whole file.
-        # Under the sanitizers each of its small nodes carries a redzone.
+        # Measured: 541 MB plain, mostly yaml-cpp's tree of the whole file;
+        # 893 MB above the instrumented binary's idle 115 under the sanitizers
+        # (each small node carries a redzone).
         idle_mb = idle_rss_mb()
-        bound_mb = 2500 if idle_mb else 900
+        bound_mb = 1500 if os.environ.get("PERFGATE_SANITIZED") == "1" else 900
         self.assertLess(hwm_mb - idle_mb, bound_mb,
                         f"perfgate's peak RSS was {hwm_mb:.0f} MB ({idle_mb:.0f} idle) for a {size:,}-byte suite")
 
