@@ -499,8 +499,9 @@ void PairwiseSlopes::split_at_zero(const Bracket& b, const std::vector<std::uint
 }
 
 // Fallback: every slope; or, beyond 2^25 of them (256 MB), the ranks read off
-// a 2^23-pair stratified subsample (inexact; not reached by finite data in
-// testing, it exists so that no input can exhaust memory).
+// a 2^23-pair stratified subsample (inexact; it exists so that no input can
+// exhaust memory: reached when x has distinct values a subnormal apart, test
+// "Theil-Sen beyond 2^25 slopes" in tests/unit/stats/test_trend.cpp).
 void PairwiseSlopes::select_direct(const std::vector<std::uint64_t>& ranks, Results& out) const {
   if (m_pairs <= (std::uint64_t{1} << 25)) {
     auto s = all_slopes();
