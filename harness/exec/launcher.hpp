@@ -61,6 +61,9 @@ struct LaunchResult {
   double wall_s = 0;
   double cpu_s = 0;        // user + system of the process tree
   double peak_rss_mb = 0;  // largest sum of RSS over the process tree that was observed
+  // Non-empty when peak_rss_mb (then 0) is no measurement, and why: a workload
+  // smaller than perfgate that ended before the first memory sample.
+  std::string peak_rss_unmeasured;
   std::uint64_t stdout_bytes = 0, stderr_bytes = 0;
   bool stdout_truncated = false, stderr_truncated = false;
   int leftover_processes = 0;  // processes of the group still alive after the main one ended (killed)

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -55,6 +56,11 @@ std::string_view to_string(Outcome o) {
 }
 
 namespace {
+
+// Usage samples every 50 ms in a trial's first second (every 0.5 s after):
+// the first one at 50 ms. A workload smaller than perfgate that ends sooner
+// has no peak RSS measurement (Session::run).
+constexpr double k_first_usage_sample_s = 0.05;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -114,6 +120,8 @@ class Session {
   double m_next_usage = 0;
   double m_polled_cpu_s = 0;
   double m_harness_peak_rss_mb = 0;  // perfgate's VmHWM when the trial started (see reap)
+  double m_kernel_peak_rss_mb = 0;   // wait4's ru_maxrss, whether or not it counted
+  bool m_rss_sampled = false;        // a usage sample read the workload's memory while it lived
   Stream m_streams[2];
 };
 
@@ -278,7 +286,9 @@ void Session::sample_usage() {
   m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, u.rss_mb);
   // The main program's own high-water mark since its exec: its peak even
   // between two samples.
-  if (auto hwm = peak_rss_mb_of(m_pid)) m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, *hwm);
+  auto hwm = peak_rss_mb_of(m_pid);
+  if (hwm) m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, *hwm);
+  if (u.processes > 0 || (hwm && *hwm > 0)) m_rss_sampled = true;
   m_polled_cpu_s = std::max(m_polled_cpu_s, u.cpu_s);
 }
 
@@ -310,8 +320,11 @@ bool Session::reap(bool block) {
   // was 0); otherwise the samples above (the group's sum and the main
   // program's high-water mark) are the measure.
   const double ru_peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
-  if (ru_peak_mb > m_harness_peak_rss_mb + rss_counter_slack_mb())
+  m_kernel_peak_rss_mb = ru_peak_mb;
+  if (ru_peak_mb > m_harness_peak_rss_mb + rss_counter_slack_mb()) {
     m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, ru_peak_mb);
+    m_rss_sampled = true;
+  }
   return true;
 }
 
@@ -320,7 +333,7 @@ void Session::tick(bool final) {
   if (m_spec.track_usage && t >= m_next_usage && !m_reaped) {
     sample_usage();
     // Dense at first so short trials get a reading, then every half second.
-    m_next_usage = t + (t - m_t0 < 1.0 ? 0.05 : 0.5);
+    m_next_usage = t + (t - m_t0 < 1.0 ? k_first_usage_sample_s : 0.5);
   }
   if (final || t >= m_next_tick) {
     m_obs.on_tick(t - m_t0, final);
@@ -356,13 +369,17 @@ void Session::run() {
     return;
   }
   m_next_tick = m_t0 + m_spec.tick_interval_s;
+  // The first sample 50 ms in, whether or not the workload says anything by
+  // then: right at the start it would read the dynamic loader, not the
+  // workload.
+  m_next_usage = m_spec.track_usage ? m_t0 + k_first_usage_sample_s : std::numeric_limits<double>::infinity();
   const double deadline = m_t0 + m_spec.timeout_s;
   const int wake_fd = util::interrupt_wake_fd();
   enum class End { None, Exit, Timeout, Interrupt, Stopped } end = End::None;
 
   while (end == End::None) {
     double t = now_s();
-    double next = std::min({m_next_tick, m_next_usage > t ? m_next_usage : m_next_tick, deadline});
+    double next = std::min({m_next_tick, m_next_usage, deadline});
     int wait_ms = std::clamp(static_cast<int>((next - t) * 1000.0) + 1, 0, 1000);
     if (m_pidfd < 0) wait_ms = std::min(wait_ms, 5);
     pollfd fds[4];
@@ -457,6 +474,16 @@ void Session::run() {
   m_res.stdout_truncated = m_out.truncated();
   m_res.stderr_truncated = m_err.truncated();
   m_res.stderr_tail = util::sanitize_utf8(m_err.last_lines(10));
+  // No sample saw the workload alive and the kernel's peak cannot be told
+  // apart from perfgate's own: a 0 here would be read as a measurement (and a
+  // 0 MB baseline leaves the gate no percentage to judge by), so say so.
+  if (m_spec.track_usage && !m_rss_sampled && m_reaped) {
+    m_res.peak_rss_mb = 0;
+    m_res.peak_rss_unmeasured = fmt::format(
+        "peak RSS not measured: ended after {:.0f} ms, before the first memory sample ({:.0f} ms); the kernel's "
+        "figure ({:.1f} MB) includes perfgate's own {:.1f} MB, held before exec",
+        m_res.wall_s * 1e3, k_first_usage_sample_s * 1e3, m_kernel_peak_rss_mb, m_harness_peak_rss_mb);
+  }
   tick(true);
 }
 

@@ -120,7 +120,8 @@ class JsonReporter final : public RunReporter {
                              {"error", t.error},
                              {"wall_s", num(t.wall_s)},
                              {"cpu_s", num(t.cpu_s)},
-                             {"peak_rss_mb", num(t.peak_rss_mb)},
+                             // 0 is stored for "not measured" (a trial too short to sample, or one that never started).
+                             {"peak_rss_mb", t.peak_rss_mb > 0 ? num(t.peak_rss_mb) : json(nullptr)},
                              {"steps", t.steps},
                              {"malformed_lines", t.malformed_lines},
                              {"notes", t.notes},

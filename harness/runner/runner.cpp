@@ -302,6 +302,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
                                   util::format_bytes(w.log_limit_bytes)));
     if (lr.leftover_processes > 0)
       notes.push_back(fmt::format("{} process(es) of the workload outlived it and were killed", lr.leftover_processes));
+    if (!lr.peak_rss_unmeasured.empty()) notes.push_back(lr.peak_rss_unmeasured);
     // The workload's own metrics: a sampler's series (host, devices) in the summaries are not its report.
     if (trial.status == model::TrialStatus::Ok && res.steps == 0 && res.measured.empty() && res.facts.empty())
       notes.push_back(w.metrics.parser == "jsonl"
@@ -324,7 +325,7 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
       };
       add_scalar(model::harness_metric::wall_time_s, "s", lr.wall_s);
       add_scalar(model::harness_metric::cpu_time_s, "s", lr.cpu_s);
-      add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
+      if (lr.peak_rss_unmeasured.empty()) add_scalar(model::harness_metric::peak_rss_mb, "MB", lr.peak_rss_mb);
       if (res.first_step_arrival_s >= 0)
         add_scalar(model::harness_metric::time_to_first_step_s, "s", res.first_step_arrival_s);
       // warmup: auto: how many leading steps were compile steps, as a number of the trial.

@@ -51,6 +51,40 @@ workloads:
             self.assertGreater(t["peak_rss_mb"], 0, "sampled while it ran")
             self.assertLess(t["peak_rss_mb"], alone_mb + 1.0, f"sleep alone: {alone_mb:.1f} MB")
 
+    def test_a_trial_too_short_to_sample_has_no_peak_rss_rather_than_zero(self):
+        # `true` ends long before the first memory sample (50 ms), and its
+        # kernel peak is perfgate's own (held before its exec): such a trial
+        # records no peak_rss_mb and says why. A 0 there would read as a
+        # measurement, and a 0 MB baseline leaves no percentage to judge a
+        # later reading by at the gate. On a machine loaded enough to keep
+        # `true` alive for 50 ms it is sampled: then a real, positive peak.
+        suite = self.write_suite("""\
+suite: short
+defaults: {repeats: 4, timeout: 60s}
+workloads:
+  - name: true
+    command: [/bin/true]
+""")
+        self.assertExit(self.perfgate("run", suite), 0)
+        show = self.show_json()
+        measured = 0
+        for t in show["trials"]:
+            self.assertEqual(t["status"], "ok", t)
+            if t["peak_rss_mb"] is None:
+                self.assertIn("peak RSS not measured: ended after", t["notes"], t)
+                self.assertIn("before the first memory sample (50 ms)", t["notes"], t)
+            else:
+                self.assertGreater(t["peak_rss_mb"], 0, t)
+                self.assertNotIn("peak RSS not measured", t["notes"], t)
+                measured += 1
+        names = [m["metric"] for m in show["configs"][0]["metrics"]]
+        if measured:
+            self.assertEqual(metric(show["configs"][0], "peak_rss_mb")["n"], measured)
+            self.assertGreater(metric(show["configs"][0], "peak_rss_mb")["min"], 0)
+        else:
+            self.assertNotIn("peak_rss_mb", names)
+        self.assertIn("wall_time_s", names)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -113,6 +113,43 @@ std::string step_line(int step, double step_time_ms, double throughput) {
 
 }  // namespace
 
+TEST_CASE("a trial whose peak RSS was not measured records no peak_rss_mb and says why", "[runner]") {
+  InterruptGuard guard;
+  Harness h;
+  auto s = suite_of({workload("train", 2)});
+  h.launcher.script = [&](const exec::LaunchSpec&, int call) {
+    Script sc;
+    sc.metrics_lines.push_back(step_line(0, 10, 100));
+    sc.result.wall_s = 0.02;
+    if (call == 0) {
+      sc.result.peak_rss_unmeasured = "peak RSS not measured: ended after 20 ms";
+    } else {
+      sc.result.peak_rss_mb = 9.5;
+    }
+    return sc;
+  };
+  auto out = h.run(s, h.plan(s));
+  CHECK(out.trials_ok == 2);
+  auto d = h.load(out.run_id);
+  REQUIRE(d.trials.size() == 2);
+  int measured = 0, unmeasured = 0;
+  for (const auto& t : d.trials) {
+    INFO("trial " << t.seq << ": " << t.notes);
+    CHECK(find(t, "wall_time_s") != nullptr);
+    if (const auto* rss = find(t, "peak_rss_mb")) {
+      ++measured;
+      CHECK(rss->value == 9.5);
+      CHECK(t.notes.find("peak RSS not measured") == std::string::npos);
+    } else {
+      ++unmeasured;
+      CHECK(t.peak_rss_mb == 0);
+      CHECK(t.notes.find("peak RSS not measured: ended after 20 ms") != std::string::npos);
+    }
+  }
+  CHECK(measured == 1);
+  CHECK(unmeasured == 1);
+}
+
 TEST_CASE("warm-up by steps leaves the first N records out of the summaries", "[runner]") {
   InterruptGuard guard;
   Harness h;
