@@ -73,8 +73,9 @@ Expected<std::vector<std::string>> resolved(std::vector<std::string> argv) {
   return argv;
 }
 
-// Runs a tool without a shell and returns its stdout.
-Expected<std::string> run_tool(const std::vector<std::string>& command) {
+// Runs a tool without a shell and returns its stdout; empty output is an
+// error unless it is an answer (a list of processes with none in it).
+Expected<std::string> run_tool(const std::vector<std::string>& command, bool empty_is_answer = false) {
   auto argv = resolved(command);
   if (!argv) return argv.error();
   const std::string shown = util::join(command, " ");
@@ -82,7 +83,7 @@ Expected<std::string> run_tool(const std::vector<std::string>& command) {
   if (!out)
     return Error::harness(
         fmt::format("`{}` failed (non-zero exit, or no answer within {:g} s)", shown, k_tool_timeout_s));
-  if (util::trim(*out).empty()) return Error::harness(fmt::format("`{}` printed nothing", shown));
+  if (util::trim(*out).empty() && !empty_is_answer) return Error::harness(fmt::format("`{}` printed nothing", shown));
   return std::move(*out);
 }
 
@@ -564,25 +565,28 @@ class HostSampler final : public Sampler {
   }
 
   // Processes an accelerator tool lists that are not the trial's; nothing
-  // when neither tool is installed.
+  // when neither tool is installed or none answered (a failed npu-smi is no
+  // evidence that the devices are free: no reading rather than a 0).
   std::optional<double> foreign_device_processes(int root_pid) {
     std::vector<DeviceProcess> listed;
-    bool asked = false;
+    bool answered = false;
     if (find_on_path("npu-smi")) {
-      asked = true;
       if (auto text = run_tool({"npu-smi", "info"})) {
+        answered = true;
         auto p = parse_npu_smi_processes(*text);
         listed.insert(listed.end(), p.begin(), p.end());
       }
     }
     if (find_on_path("nvidia-smi")) {
-      asked = true;
-      if (auto text = run_tool({"nvidia-smi", "--query-compute-apps=pid,gpu_bus_id", "--format=csv,noheader"})) {
+      // No compute process at all: no output, a valid answer.
+      if (auto text = run_tool({"nvidia-smi", "--query-compute-apps=pid,gpu_bus_id", "--format=csv,noheader"},
+                               /*empty_is_answer=*/true)) {
+        answered = true;
         auto p = parse_nvidia_smi_apps(*text);
         listed.insert(listed.end(), p.begin(), p.end());
       }
     }
-    if (!asked) return std::nullopt;
+    if (!answered) return std::nullopt;
     const auto& mine = m_tree.members();
     int foreign = 0;
     for (const auto& d : listed)

@@ -267,6 +267,60 @@ TEST_CASE("only_devices keeps the trial's own cards and everything not about a d
   for (const auto& m : mine) CHECK(m.metric.rfind("device.5.", 0) == 0);
 }
 
+TEST_CASE("npu-smi info: the process table lists pid and NPU, chip ids past 0 as N_chip", "[sampling]") {
+  auto two = s::parse_npu_smi_processes(data("npu_smi_info_910B2C_with_procs.txt"));
+  REQUIRE(two.size() == 1);
+  CHECK(two[0].device == "0");
+  CHECK(two[0].pid == 124528);
+
+  auto eight = s::parse_npu_smi_processes(data("npu_smi_info_910B3_8card.txt"));
+  REQUIRE(eight.size() == 8);
+  for (std::size_t i = 0; i < eight.size(); ++i) {
+    CHECK(eight[i].device == std::to_string(i));
+    CHECK(eight[i].pid == 2913211 + static_cast<int>(i));
+  }
+  // "No running processes found in NPU N" rows, CRLF line ends.
+  CHECK(s::parse_npu_smi_processes(data("npu_smi_info_910B2C_idle_crlf.txt")).empty());
+  CHECK(s::parse_npu_smi_processes(data("npu_smi_info_310P3_duo.txt")).empty());
+  // A Duo card's second chip; rows before the process header, a pid that is
+  // no number, 0 or negative are no process.
+  const char* text =
+      "| 0     0      | 4242          | python3  | 10 |\n"
+      "| NPU   Chip   | Process id    | Process name | Process memory(MB) |\n"
+      "| 1     1      | 5151          | python3  | 20 |\n"
+      "| 2     0      | x51           | python3  | 20 |\n"
+      "| 3     0      | 0             | python3  | 20 |\n"
+      "| 4     0      | -7            | python3  | 20 |\n"
+      "| 5     0      | 6161          | python3  | 20 |\n";
+  auto rows = s::parse_npu_smi_processes(text);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].device == "1_1");
+  CHECK(rows[0].pid == 5151);
+  CHECK(rows[1].device == "5");
+  CHECK(rows[1].pid == 6161);
+  CHECK(s::parse_npu_smi_processes("").empty());
+}
+
+TEST_CASE("nvidia-smi --query-compute-apps: pid and bus id per line", "[sampling]") {
+  // --query-compute-apps=pid,gpu_bus_id --format=csv,noheader: nothing at
+  // all when no process runs.
+  auto rows = s::parse_nvidia_smi_apps(
+      "31337, 00000000:17:00.0\n"
+      "31338, 00000000:65:00.0\r\n"
+      "No devices were found\n"
+      "pid, gpu_bus_id\n"
+      "4711\n");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].pid == 31337);
+  CHECK(rows[0].device == "00000000:17:00.0");
+  CHECK(rows[1].pid == 31338);
+  CHECK(rows[1].device == "00000000:65:00.0");
+  CHECK(rows[2].pid == 4711);
+  CHECK(rows[2].device.empty());
+  CHECK(s::parse_nvidia_smi_apps("").empty());
+  CHECK(s::parse_nvidia_smi_apps("-3, 00000000:17:00.0\n0, x\n").empty());
+}
+
 TEST_CASE("host readers: loadavg, CPU pressure and a thread's run-queue wait", "[sampling]") {
   // Captured on Debian 12 (kernel 6.1): /proc/loadavg, /proc/pressure/cpu
   // and /proc/self/schedstat.

@@ -195,6 +195,81 @@ TEST_CASE("proc sampler: a tree that exited and awaits its reaper has no memory 
   CHECK_FALSE(value(*r, "host.threads"));
 }
 
+TEST_CASE("host sampler: what loads the machine, and device processes that are not the trial's", "[sampling]") {
+  // Stand-ins print a process table naming the trial's own pid and others;
+  // they use shell builtins only, so PATH can hold nothing else (a real
+  // npu-smi or nvidia-smi must not answer here).
+  Child child({"/bin/sleep", "30"});
+  sleep_ms(100);
+  test::TempDir tmp("host");
+  const fs::path tools = tmp / "tools", none = tmp / "none";
+  fs::create_directories(tools);
+  fs::create_directories(none);
+  const std::string me = std::to_string(child.pid());
+  // A tool that prints a file, with builtins only.
+  auto prints = [](const fs::path& tool, const fs::path& file, const std::string& text) {
+    test::write_file(file, text);
+    write_script(tool, "while IFS= read -r l; do printf '%s\\n' \"$l\"; done < " + file.string() + "\n");
+  };
+  const std::string header =
+      "| NPU     Chip              | Process id    | Process name             | Process memory(MB) |\n";
+  prints(tools / "npu-smi", tmp / "npu.txt",
+         header + "| 0       0                 | " + me + "        | python3                  | 17400 |\n" +
+             "| 1       0                 | 124528        | python3                  | 17400 |\n");
+
+  SECTION("neither tool on PATH: no device reading, the rest is there") {
+    ScopedEnv path("PATH", none.string());
+    auto sampler = make("host");
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    CHECK_FALSE(value(*r, "host.device_foreign_procs"));
+    REQUIRE(value(*r, "host.probe_ms"));
+    CHECK(*value(*r, "host.probe_ms") > 0);
+    REQUIRE(value(*r, "host.load1"));
+    CHECK(*value(*r, "host.load1") >= 0);
+    REQUIRE(value(*r, "host.wakeup_late_ms"));
+    CHECK(*value(*r, "host.wakeup_late_ms") >= 0);
+  }
+  SECTION("npu-smi lists the trial's process and one other") {
+    ScopedEnv path("PATH", tools.string());
+    auto sampler = make("host");
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    CHECK(value(*r, "host.device_foreign_procs") == 1);
+    // Before the trial (no tree yet) every listed process is another's.
+    auto before = sampler->sample(0);
+    REQUIRE(before);
+    CHECK(value(*before, "host.device_foreign_procs") == 2);
+  }
+  SECTION("npu-smi and nvidia-smi both answer: their lists add up") {
+    prints(tools / "nvidia-smi", tmp / "gpu.txt",
+           me + ", 00000000:17:00.0\n31337, 00000000:65:00.0\n31338, 00000000:65:00.0\n");
+    ScopedEnv path("PATH", tools.string());
+    auto sampler = make("host");
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    CHECK(value(*r, "host.device_foreign_procs") == 3);
+  }
+  SECTION("a tool that fails gives no reading (not 0: the devices may be busy), nor an error") {
+    write_script(tools / "npu-smi", "echo 'dcmi module initialize failed' >&2\nexit 1\n");
+    ScopedEnv path("PATH", tools.string());
+    auto sampler = make("host");
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    CHECK_FALSE(value(*r, "host.device_foreign_procs"));
+    REQUIRE(value(*r, "host.probe_ms"));
+  }
+  SECTION("nvidia-smi with no compute process prints nothing: 0 others") {
+    fs::remove(tools / "npu-smi");
+    write_script(tools / "nvidia-smi", "exit 0\n");
+    ScopedEnv path("PATH", tools.string());
+    auto sampler = make("host");
+    auto r = sampler->sample(child.pid());
+    REQUIRE(r);
+    CHECK(value(*r, "host.device_foreign_procs") == 0);
+  }
+}
+
 TEST_CASE("npu-smi sampler reads the fake npu-smi", "[sampling]") {
   test::TempDir tmp("npusmi");
   ScopedEnv path("PATH", path_with(fakes_dir()));
