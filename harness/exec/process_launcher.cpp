@@ -57,9 +57,10 @@ std::string_view to_string(Outcome o) {
 
 namespace {
 
-// Usage samples every 50 ms in a trial's first second (every 0.5 s after):
-// the first one at 50 ms. A workload smaller than perfgate that ends sooner
-// has no peak RSS measurement (Session::run).
+// Usage samples every 50 ms in a trial's first second (every 0.5 s after),
+// the first at the first wake-up (an output line) and no later than 50 ms.
+// A workload smaller than perfgate that ends before any sample has no peak
+// RSS measurement (Session::run).
 constexpr double k_first_usage_sample_s = 0.05;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -101,6 +102,7 @@ class Session {
   void sample_usage();
   void signal_group(int sig);
   bool reap(bool block);
+  void sample_usage_if_due();
   void tick(bool final);
   // Ends the group: SIGTERM, wait up to grace for the main process, then SIGKILL.
   void stop_group(double grace_s);
@@ -121,7 +123,8 @@ class Session {
   double m_polled_cpu_s = 0;
   double m_harness_peak_rss_mb = 0;  // perfgate's VmHWM when the trial started (see reap)
   double m_kernel_peak_rss_mb = 0;   // wait4's ru_maxrss, whether or not it counted
-  bool m_rss_sampled = false;        // a usage sample read the workload's memory while it lived
+  // A sample read the workload's memory while it lived, or the kernel's peak counted (reap).
+  bool m_rss_sampled = false;
   Stream m_streams[2];
 };
 
@@ -288,7 +291,8 @@ void Session::sample_usage() {
   // between two samples.
   auto hwm = peak_rss_mb_of(m_pid);
   if (hwm) m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, *hwm);
-  if (u.processes > 0 || (hwm && *hwm > 0)) m_rss_sampled = true;
+  // A process caught between releasing its memory and becoming a zombie reads 0: no measurement.
+  if (u.rss_mb > 0 || (hwm && *hwm > 0)) m_rss_sampled = true;
   m_polled_cpu_s = std::max(m_polled_cpu_s, u.cpu_s);
 }
 
@@ -328,13 +332,17 @@ bool Session::reap(bool block) {
   return true;
 }
 
-void Session::tick(bool final) {
-  double t = now_s();
+void Session::sample_usage_if_due() {
+  const double t = now_s();
   if (m_spec.track_usage && t >= m_next_usage && !m_reaped) {
     sample_usage();
     // Dense at first so short trials get a reading, then every half second.
     m_next_usage = t + (t - m_t0 < 1.0 ? k_first_usage_sample_s : 0.5);
   }
+}
+
+void Session::tick(bool final) {
+  double t = now_s();
   if (final || t >= m_next_tick) {
     m_obs.on_tick(t - m_t0, final);
     m_next_tick = t + m_spec.tick_interval_s;
@@ -369,17 +377,18 @@ void Session::run() {
     return;
   }
   m_next_tick = m_t0 + m_spec.tick_interval_s;
-  // The first sample 50 ms in, whether or not the workload says anything by
-  // then: right at the start it would read the dynamic loader, not the
-  // workload.
-  m_next_usage = m_spec.track_usage ? m_t0 + k_first_usage_sample_s : std::numeric_limits<double>::infinity();
+  // The first sample at the first wake-up (the workload's first output,
+  // often all a short one prints before it ends), and no later than 50 ms in
+  // for a silent one: it used to wait for output or the next tick.
+  m_next_usage = m_spec.track_usage ? m_t0 : std::numeric_limits<double>::infinity();
+  const double first_usage_by = m_t0 + k_first_usage_sample_s;
   const double deadline = m_t0 + m_spec.timeout_s;
   const int wake_fd = util::interrupt_wake_fd();
   enum class End { None, Exit, Timeout, Interrupt, Stopped } end = End::None;
 
   while (end == End::None) {
     double t = now_s();
-    double next = std::min({m_next_tick, m_next_usage, deadline});
+    double next = std::min({m_next_tick, std::max(m_next_usage, first_usage_by), deadline});
     int wait_ms = std::clamp(static_cast<int>((next - t) * 1000.0) + 1, 0, 1000);
     if (m_pidfd < 0) wait_ms = std::min(wait_ms, 5);
     pollfd fds[4];
@@ -390,6 +399,9 @@ void Session::run() {
     if (wake_fd >= 0) fds[nfds++] = {wake_fd, POLLIN, 0};
     ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
     for (auto& s : m_streams) drain(s);
+    // Before the reap: a workload that printed its last line and is ending
+    // may still be sampled alive.
+    sample_usage_if_due();
     if (reap(false))
       end = End::Exit;
     else if (util::interrupt_count() > 0)
@@ -415,6 +427,10 @@ void Session::run() {
   // Whatever is left of the group (daemonised helpers, TERM-ignoring children) goes too.
   if (!m_spec.track_usage) signal_group(SIGKILL);
   auto left = m_spec.track_usage ? sample_group(m_pid) : GroupUsage{};
+  if (left.rss_mb > 0) {  // what the workload left running counts towards its peak
+    m_res.peak_rss_mb = std::max(m_res.peak_rss_mb, left.rss_mb);
+    m_rss_sampled = true;
+  }
   if (left.processes > 0) {
     m_res.leftover_processes = left.processes;
     signal_group(SIGTERM);
@@ -480,8 +496,9 @@ void Session::run() {
   if (m_spec.track_usage && !m_rss_sampled && m_reaped) {
     m_res.peak_rss_mb = 0;
     m_res.peak_rss_unmeasured = fmt::format(
-        "peak RSS not measured: ended after {:.0f} ms, before the first memory sample ({:.0f} ms); the kernel's "
-        "figure ({:.1f} MB) includes perfgate's own {:.1f} MB, held before exec",
+        "peak RSS not measured: ended after {:.0f} ms, before any memory sample (the first comes with its first "
+        "output, or at {:.0f} ms); the kernel's figure ({:.1f} MB) includes perfgate's own {:.1f} MB, held before "
+        "exec",
         m_res.wall_s * 1e3, k_first_usage_sample_s * 1e3, m_kernel_peak_rss_mb, m_harness_peak_rss_mb);
   }
   tick(true);

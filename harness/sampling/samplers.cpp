@@ -460,7 +460,7 @@ class ProcTreeSampler final : public Sampler {
 // the CPU used by processes outside the trial's tree and outside perfgate
 // (host.other_cpu_pct, % of one CPU), and processes outside the tree that an
 // accelerator tool lists on a device (host.device_foreign_procs, where
-// npu-smi or nvidia-smi is on PATH). Sampled right before the trial, at the
+// npu-smi or nvidia-smi is on PATH and answers). Sampled right before the trial, at the
 // suite's interval, and right after it.
 class HostSampler final : public Sampler {
  public:
