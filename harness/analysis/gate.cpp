@@ -194,7 +194,10 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     if (c.n_base == 0 || c.n_cand == 0) {
       // A candidate that fails where the baseline ran is the worst regression
       // of all; a baseline that failed leaves nothing to compare against.
-      auto why = [](const SideValues& side, const char* who) {
+      auto why = [&](const SideValues& side, const char* who) {
+        // The launcher's own metric is absent when no trial lived to its first memory sample.
+        if (side.failed == 0 && side.non_finite == 0 && c.metric.name == model::harness_metric::peak_rss_mb)
+          return fmt::format("peak RSS not measured in any {} trial: each ended before its first memory sample", who);
         if (side.failed == 0 && side.non_finite == 0) return fmt::format("metric not reported by the {}", who);
         if (side.failed == 0) return fmt::format("every {} value is NaN or infinite ({} trials)", who, side.non_finite);
         return fmt::format("every {} trial failed ({})", who, side.failed + side.non_finite);
@@ -704,7 +707,11 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
         if (role != Role::History && e.infos.emplace(row.info.name, row.info).second)
           e.metric_order.push_back(row.info.name);
         auto& run = side.runs[row.info.name].emplace_back();
+        // A 0 MB peak is a trial the launcher could not measure, as runs
+        // stored before it said so hold it: no value, not the smallest one.
+        const bool zero_is_unmeasured = row.info.name == model::harness_metric::peak_rss_mb;
         for (const auto& t : row.trials) {
+          if (zero_is_unmeasured && t.value == 0) continue;
           if (std::isfinite(t.value))
             run.push_back(t.value);
           else

@@ -126,6 +126,12 @@ TEST_CASE("missing, failed and too-small sides get their own verdicts", "[gate]"
   auto u = one(unreported);
   CHECK(u.verdict == VerdictKind::Missing);
   CHECK_THAT(u.note, Catch::Contains("not reported by the candidate"));
+  // Peak RSS is the launcher's: absent when every trial ended before its first memory sample.
+  auto unmeasured = item("a", "peak_rss_mb", Better::Lower, noisy(100, 0.01, 5, 7), {});
+  unmeasured.cand.ok = 5;
+  auto pm = one(unmeasured);
+  CHECK(pm.verdict == VerdictKind::Missing);
+  CHECK_THAT(pm.note, Catch::Contains("peak RSS not measured in any candidate trial"));
 
   auto nan_only = item("a", "step_time_ms", Better::Lower, noisy(100, 0.01, 5, 7), {});
   nan_only.cand.non_finite = 4;
@@ -298,6 +304,32 @@ TEST_CASE("collect_items pools baseline runs and matches configurations", "[gate
   auto only = analysis::collect_items(cand, base, model::default_gate_policy(), {"forward_*"});
   CHECK(only.size() == 3);
   CHECK(only[0].metric.name == "forward_ms");
+}
+
+TEST_CASE("collect_items: a 0 MB peak RSS stored by an older perfgate is no measurement", "[gate]") {
+  // Before the launcher said "not measured", a trial that ended before its
+  // first memory sample stored 0 MB: as a baseline value it would leave no
+  // percentage to judge by.
+  auto make = [](long long id, std::vector<double> values) {
+    analysis::RunSummary rs;
+    rs.run.id = id;
+    analysis::ConfigSummary cs;
+    cs.workload = "w";
+    cs.params_json = cs.label = "A";
+    cs.trials_ok = static_cast<int>(values.size());
+    analysis::MetricRow row;
+    row.info = model::MetricInfo::inferred("peak_rss_mb");
+    for (double v : values) row.trials.push_back({0, 0, v, {}});
+    cs.metrics = {row};
+    rs.configs.push_back(cs);
+    return rs;
+  };
+  auto items = analysis::collect_items(make(2, {9.5, 9.7, 9.6}), {make(1, {0, 9.4, 0, 9.5, 0})},
+                                       model::default_gate_policy(), {"peak_rss_mb"});
+  REQUIRE(items.size() == 1);
+  CHECK(items[0].base.values == std::vector<double>{9.4, 9.5});
+  CHECK(items[0].base.non_finite == 0);
+  CHECK(items[0].cand.values.size() == 3);
 }
 
 TEST_CASE("policy thresholds by kind and glob rules", "[gate]") {
