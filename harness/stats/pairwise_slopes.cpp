@@ -11,6 +11,9 @@ namespace {
 // answers, on every platform and call.
 constexpr std::uint64_t k_seed = 0x7e2d5eed0c0ffeeull;
 
+// Up to this many slopes (256 MB of doubles) the fallback sorts them all.
+constexpr std::uint64_t k_direct_max_pairs = std::uint64_t{1} << 25;
+
 using Offset = std::ptrdiff_t;
 
 // Same over (key, point) items, reporting rather than counting:
@@ -503,7 +506,7 @@ void PairwiseSlopes::split_at_zero(const Bracket& b, const std::vector<std::uint
 // exhaust memory: reached when x has distinct values a subnormal apart, test
 // "Theil-Sen beyond 2^25 slopes" in tests/unit/stats/test_trend.cpp).
 void PairwiseSlopes::select_direct(const std::vector<std::uint64_t>& ranks, Results& out) const {
-  if (m_pairs <= (std::uint64_t{1} << 25)) {
+  if (m_pairs <= k_direct_max_pairs) {
     auto s = all_slopes();
     const auto v = select_ranks(s, std::vector<std::size_t>(ranks.begin(), ranks.end()));
     for (std::size_t q = 0; q < ranks.size(); ++q) out.emplace_back(ranks[q], v[q]);
@@ -518,6 +521,18 @@ void PairwiseSlopes::select_direct(const std::vector<std::uint64_t>& ranks, Resu
   }
 }
 
+bool PairwiseSlopes::select_bounded() const {
+  prepare_keys();
+  return m_min_gap > 0 && std::isfinite(xi(0));
+}
+
+// As select() decides: every slope up to 2^25 of them (select_direct), else
+// the exact selection when the rounding is bounded, else the subsample.
+bool PairwiseSlopes::selects_exactly() const {
+  if (m_pairs <= k_direct_max_pairs) return true;
+  return m_pairs > enumerate_max() && select_bounded();
+}
+
 std::vector<double> PairwiseSlopes::select(const std::vector<std::uint64_t>& wanted) const {
   std::vector<std::uint64_t> ranks(wanted);
   std::sort(ranks.begin(), ranks.end());
@@ -526,8 +541,7 @@ std::vector<double> PairwiseSlopes::select(const std::vector<std::uint64_t>& wan
   if (m_pairs <= enumerate_max()) {
     select_direct(ranks, found);
   } else {
-    prepare_keys();
-    if (!(m_min_gap > 0) || !std::isfinite(xi(0))) {
+    if (!select_bounded()) {
       select_direct(ranks, found);  // no usable rounding bound
     } else {
       SplitMix64 gen(k_seed);

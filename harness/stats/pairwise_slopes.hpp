@@ -100,6 +100,10 @@ class PairwiseSlopes {
 
   // The values at 0-based ranks (any order) of the N slopes sorted.
   std::vector<double> select(const std::vector<std::uint64_t>& ranks) const;
+  // Whether select() ranks every slope exactly: false only past 2^25 pairs
+  // without a usable rounding bound (distinct x a subnormal apart), where it
+  // reads the ranks off a stratified subsample.
+  bool selects_exactly() const;
 
  private:
   static constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
@@ -167,6 +171,8 @@ class PairwiseSlopes {
   void split_at_zero(const Bracket& b, const std::vector<std::uint64_t>& ranks, const std::vector<double>& sample,
                      int depth, SplitMix64& gen, Results& out) const;
   void select_direct(const std::vector<std::uint64_t>& ranks, Results& out) const;
+  // Whether the keys' rounding error has a finite bound (prepare_keys()).
+  bool select_bounded() const;
 
   // Brackets of at most this many pairs are enumerated.
   std::uint64_t enumerate_max() const {

@@ -13,6 +13,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <nlohmann/json.hpp>
 
+#include "harness/stats/pairwise_slopes.hpp"
 #include "harness/stats/trend.hpp"
 #include "tests/unit/support/paths.hpp"
 #include "tests/unit/support/seeded_draws.hpp"
@@ -232,7 +233,7 @@ TEST_CASE("Theil-Sen beyond 2^25 slopes with no usable rounding bound reads a st
   // bound rounding; a gap of one subnormal (x = 0 and x = 4.9e-324) makes
   // that bound infinite. Past 2^25 pairs (256 MB of slopes) the answer then
   // comes from 2^23 stratified pairs rather than from every slope: inexact,
-  // but bounded in memory. 8,200 points: 33,616,900 pairs.
+  // but bounded in memory. 8,200 points: 33,615,900 pairs.
   constexpr double truth = 0.5;
   std::mt19937_64 gen(8200);
   const std::size_t n = 8200;
@@ -243,9 +244,11 @@ TEST_CASE("Theil-Sen beyond 2^25 slopes with no usable rounding bound reads a st
   }
   x[1] = std::numeric_limits<double>::denorm_min();
   y[1] = y[0];  // that pair's slope is 0, finite
-  const auto sub = theil_sen(x, y);
-  // The same points without the subnormal one: every slope ranked exactly.
+  // The same points without the two a subnormal apart: every slope ranked exactly.
   const std::vector<double> x_exact(x.begin() + 2, x.end()), y_exact(y.begin() + 2, y.end());
+  CHECK_FALSE(PairwiseSlopes(x, y).selects_exactly());
+  CHECK(PairwiseSlopes(x_exact, y_exact).selects_exactly());
+  const auto sub = theil_sen(x, y);
   const auto exact = theil_sen(x_exact, y_exact);
   INFO("subsample " << sub.slope << " [" << sub.low << ", " << sub.high << "], exact " << exact.slope << " ["
                     << exact.low << ", " << exact.high << "]");
