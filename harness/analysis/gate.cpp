@@ -164,6 +164,7 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     c.n_cand = static_cast<int>(it.cand.values.size());
     c.failed_base = it.base.failed + it.base.non_finite;
     c.failed_cand = it.cand.failed + it.cand.non_finite;
+    c.trials_cand = std::max(it.cand.ok + it.cand.failed, c.n_cand + c.failed_cand);
     c.base_runs = static_cast<int>(
         std::count_if(it.base.runs.begin(), it.base.runs.end(), [](const auto& r) { return !r.empty(); }));
     if (it.base.runs.empty() && c.n_base > 0) c.base_runs = 1;
@@ -816,8 +817,9 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     // Untested for want of baseline trials, or undecidable for the runs'
     // spread: no candidate trial can change that.
     if ((!c.tested || c.trials_cannot_decide) && c.extra_trials < 0 && !needs_resolution) continue;
-    // Trials already spent on this configuration, failed ones included.
-    int room = opt.max_trials - (c.n_cand + c.failed_cand);
+    // Trials already spent on this configuration, failed ones and those
+    // without this metric included.
+    int room = opt.max_trials - std::max(c.trials_cand, c.n_cand + c.failed_cand);
     if (room <= 0) continue;
     const bool undecided = suspicious || (c.verdict == VerdictKind::Inconclusive && may_regress);
     int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;
@@ -840,7 +842,8 @@ int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& op
   int fewest = opt.max_trials;
   for (const auto& it : items)
     if (it.cand.present)
-      fewest = std::min(fewest, static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite);
+      fewest = std::min(fewest, std::max(static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite,
+                                         it.cand.ok + it.cand.failed));
   int batch = std::max(1, opt.max_batch);
   return 1 + (std::max(0, opt.max_trials - fewest) + batch - 1) / batch;
 }

@@ -115,6 +115,9 @@ struct Comparison {
   double threshold_floor = 0;
   int n_base = 0, n_cand = 0;
   int failed_base = 0, failed_cand = 0;  // trials that produced no value
+  // Candidate trials of the configuration, ok or failed, with this metric or
+  // without (a trial too short for a peak RSS): what the adaptive gate spent.
+  int trials_cand = 0;
   double base_median = 0, cand_median = 0;
   double change_rel = 0;                           // Hodges-Lehmann shift / baseline median
   double change_low_rel = 0, change_high_rel = 0;  // its interval

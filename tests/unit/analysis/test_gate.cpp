@@ -267,6 +267,29 @@ TEST_CASE("the adaptive gate stops at max_trials when nothing decides", "[gate]"
   CHECK(at_cap > 0);
 }
 
+TEST_CASE("the adaptive budget counts a configuration's trials, also those without the metric", "[gate]") {
+  // Nine candidate trials ran (max_trials), two of them with a peak RSS
+  // reading: undecided, yet the configuration has no room left.
+  auto it = item("a", "peak_rss_mb", Better::Lower, {20.1, 20.3, 20.2, 20.4}, {20.2, 20.3});
+  it.cand.ok = 9;
+  it.base.ok = 4;
+  analysis::AdaptiveOptions ao;
+  ao.max_trials = 9;
+  const auto policy = model::default_gate_policy();
+  auto cs = analysis::evaluate({it}, policy);
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].verdict == VerdictKind::Inconclusive);
+  CHECK(analysis::adaptive_requests(cs, policy, ao).empty());
+  CHECK(analysis::adaptive_looks({it}, ao) == 1);
+  // Two trials so far: room for seven more, in batches.
+  it.cand.ok = 2;
+  cs = analysis::evaluate({it}, policy);
+  auto req = analysis::adaptive_requests(cs, policy, ao);
+  REQUIRE(req.size() == 1);
+  CHECK(req[0].count >= 1);
+  CHECK(req[0].count <= ao.max_batch);
+}
+
 TEST_CASE("collect_items pools baseline runs and matches configurations", "[gate]") {
   auto make = [](long long id, std::vector<std::pair<std::string, std::vector<double>>> configs, int failed = 0) {
     analysis::RunSummary rs;
