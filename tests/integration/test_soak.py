@@ -109,6 +109,7 @@ class SoakFindings(SoakTestCase):
             self.assertTrue(bg.wait_for_line(r"\[soak\] sim 0:00:0[4-7]", timeout_s=60), bg.stderr())
             (sim,) = [p for p in marked_pids(self.marker) if p != bg.proc.pid]
             stopped = [sim, bg.proc.pid] if whole_machine else [sim]
+            paused_at = time.time()
             for pid in stopped:
                 os.kill(pid, signal.SIGSTOP)
             time.sleep(0.4)
@@ -116,6 +117,14 @@ class SoakFindings(SoakTestCase):
                 os.kill(pid, signal.SIGCONT)
             self.assertEqual(bg.wait(120), 0, bg.stderr())
             (trial,) = self.report(f"latest:{name}")["trials"]
+            # For a failure's message: when the pause fell in the trial, and the
+            # longest steps and latest wake-ups recorded (seconds since its start).
+            ((trial_id, started_at),) = self.query("SELECT id, started_at FROM trials ORDER BY id DESC LIMIT 1")
+            top = "SELECT s.t_s, s.value FROM samples s JOIN metrics m ON m.id = s.metric_id " \
+                  "WHERE s.trial_id = ? AND m.name = ? ORDER BY s.value DESC LIMIT 3"
+            trial["_pause"] = {"at_s": round(paused_at - started_at, 3),
+                               "longest_steps": self.query(top, (trial_id, "step_time_ms")),
+                               "latest_wakeups": self.query(top, (trial_id, "host.wakeup_late_ms"))}
             return trial
 
         machine = soak_paused(True, "machine")
