@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 #include <numbers>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -22,11 +21,11 @@ using model::Better;
 using model::Comparison;
 using model::VerdictKind;
 
-namespace {
-
 std::string config_key(const std::string& workload, const std::string& params_json) {
   return workload + '\x1f' + params_json;
 }
+
+namespace {
 
 Better direction(const GateItem& it) { return it.rule && it.rule->better ? *it.rule->better : it.metric.better; }
 
@@ -655,119 +654,6 @@ std::vector<Comparison> evaluate(const std::vector<GateItem>& items, const model
   return evaluate_gate(items, policy).comparisons;
 }
 
-std::vector<GateItem> collect_items(const RunSummary& cand, const std::vector<RunSummary>& base,
-                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics,
-                                    const std::vector<RunSummary>& history) {
-  return collect_items(std::vector<RunSummary>{cand}, base, policy, metrics, history);
-}
-
-std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, const std::vector<RunSummary>& base,
-                                    const model::GatePolicy& policy, const std::vector<std::string>& metrics,
-                                    const std::vector<RunSummary>& history) {
-  struct Side {
-    bool present = false;
-    int failed = 0, ok = 0, no_steady = 0, classified = 0;
-    std::vector<std::string> failures;
-    // metric -> values per run (one entry per run of this side)
-    std::map<std::string, std::vector<std::vector<double>>> runs;
-    std::map<std::string, int> non_finite;
-  };
-  struct Entry {
-    std::string workload, params_json, label, node_class;
-    Side base, cand, history;
-    std::map<std::string, model::MetricInfo> infos;
-    std::vector<std::string> metric_order;
-    std::set<std::string> facts;
-  };
-  std::vector<Entry> entries;
-  std::map<std::string, std::size_t> index;
-  enum class Role { Cand, Base, History };
-  auto add = [&](const RunSummary& rs, Role role) {
-    for (const auto& cs : rs.configs) {
-      // One node class's trials are compared with the same class's only.
-      auto key = config_key(cs.workload, cs.params_json) + '\x1f' + rs.node_class;
-      auto found = index.find(key);
-      if (found == index.end()) {
-        // History only widens the spread of configurations the gate compares.
-        if (role == Role::History) continue;
-        found = index.emplace(key, entries.size()).first;
-        entries.push_back(Entry{cs.workload, cs.params_json, cs.label, rs.node_class, {}, {}, {}, {}, {}, {}});
-      }
-      Entry& e = entries[found->second];
-      Side& side = role == Role::Cand ? e.cand : role == Role::Base ? e.base : e.history;
-      side.present = true;
-      side.failed += cs.trials_failed;
-      side.ok += cs.trials_ok;
-      for (const auto& [cls, n] : cs.steady_classes) {
-        side.classified += n;
-        if (cls == "no steady state") side.no_steady += n;
-      }
-      if (role == Role::Cand) side.failures.insert(side.failures.end(), cs.failures.begin(), cs.failures.end());
-      for (const auto& row : cs.metrics) {
-        if (row.fact) e.facts.insert(row.info.name);
-        if (role != Role::History && e.infos.emplace(row.info.name, row.info).second)
-          e.metric_order.push_back(row.info.name);
-        auto& run = side.runs[row.info.name].emplace_back();
-        // A 0 MB peak is a trial the launcher could not measure, as runs
-        // stored before it said so hold it: no value, not the smallest one.
-        const bool zero_is_unmeasured = row.info.name == model::harness_metric::peak_rss_mb;
-        for (const auto& t : row.trials) {
-          if (zero_is_unmeasured && t.value == 0) continue;
-          if (std::isfinite(t.value))
-            run.push_back(t.value);
-          else
-            ++side.non_finite[row.info.name];
-        }
-      }
-    }
-  };
-  for (const auto& c : cand_parts) add(c, Role::Cand);
-  for (const auto& b : base) add(b, Role::Base);
-  for (const auto& h : history) add(h, Role::History);
-
-  std::vector<GateItem> items;
-  for (const auto& e : entries) {
-    for (const auto& name : e.metric_order) {
-      // Facts are settings, not measurements: never gated.
-      if (e.facts.count(name)) continue;
-      const model::MetricRule* rule = policy.match(name);
-      if (metrics.empty()) {
-        if (!rule) continue;
-      } else if (std::none_of(metrics.begin(), metrics.end(),
-                              [&](const std::string& m) { return model::glob_match(m, name); })) {
-        continue;
-      }
-      GateItem it;
-      it.workload = e.workload;
-      it.params_json = e.params_json;
-      it.label = model::with_node_class(e.label, e.node_class);
-      it.node_class = e.node_class;
-      it.metric = e.infos.at(name);
-      it.rule = rule;
-      auto fill = [&](const Side& s, SideValues& out) {
-        out.present = s.present;
-        out.failed = s.failed;
-        out.ok = s.ok;
-        out.failures = s.failures;
-        out.no_steady = s.no_steady;
-        out.classified = s.classified;
-        if (auto v = s.runs.find(name); v != s.runs.end()) {
-          out.runs = v->second;
-          for (const auto& r : out.runs) out.values.insert(out.values.end(), r.begin(), r.end());
-        }
-        if (auto n = s.non_finite.find(name); n != s.non_finite.end()) out.non_finite = n->second;
-      };
-      fill(e.base, it.base);
-      fill(e.cand, it.cand);
-      if (auto h = e.history.runs.find(name); h != e.history.runs.end())
-        for (const auto& r : h->second)
-          if (!r.empty()) it.history.push_back(r);
-      items.push_back(std::move(it));
-    }
-  }
-  return items;
-}
-
 VerdictCounts count_verdicts(const std::vector<Comparison>& cs) {
   VerdictCounts n;
   for (const auto& c : cs) {
@@ -793,113 +679,6 @@ VerdictCounts count_verdicts(const std::vector<Comparison>& cs) {
     }
   }
   return n;
-}
-
-std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, const model::GatePolicy& policy,
-                                            const AdaptiveOptions& opt) {
-  std::vector<TrialRequest> out;
-  std::map<std::string, std::size_t> index;
-  for (const auto& c : cs) {
-    double bad = c.metric.better == Better::Higher ? -c.change_rel : c.change_rel;
-    bool suspicious = c.tested && c.p_value < policy.screening_p && std::fabs(c.change_rel) > c.threshold_rel &&
-                      c.verdict != VerdictKind::Regression && c.verdict != VerdictKind::Improvement;
-    // Trials go where a regression may hide: an undecided comparison whose
-    // interval reaches past the threshold on the bad side (an untested one
-    // may be anything). A possible improvement can wait for tomorrow.
-    double bad_edge = c.metric.better == Better::Higher ? -c.change_low_rel : c.change_high_rel;
-    bool may_regress =
-        !c.tested || c.metric.better == Better::None || bad_edge > c.threshold_rel || bad > c.threshold_rel;
-    // A comparison that cannot reach the level a lone regression needs gets
-    // the trials that let it, whatever it shows now.
-    bool needs_resolution = c.underpowered && c.trials_for_resolution > 0 && c.verdict != VerdictKind::Regression &&
-                            c.verdict != VerdictKind::Failed && c.verdict != VerdictKind::Missing;
-    if (!suspicious && !needs_resolution && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
-    // Untested for want of baseline trials, or undecidable for the runs'
-    // spread: no candidate trial can change that.
-    if ((!c.tested || c.trials_cannot_decide) && c.extra_trials < 0 && !needs_resolution) continue;
-    // Trials already spent on this configuration, failed ones and those
-    // without this metric included.
-    int room = opt.max_trials - std::max(c.trials_cand, c.n_cand + c.failed_cand);
-    if (room <= 0) continue;
-    const bool undecided = suspicious || (c.verdict == VerdictKind::Inconclusive && may_regress);
-    int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;
-    // Resolution alone needs exactly the trials that let the test reach the level.
-    if (needs_resolution)
-      want = undecided ? std::max(want, c.trials_for_resolution - c.n_cand) : c.trials_for_resolution - c.n_cand;
-    int count = std::clamp(want, 1, std::min(room, opt.max_batch));
-    auto key = config_key(c.workload, c.params_json);
-    auto [pos, fresh] = index.try_emplace(key, out.size());
-    // The label without its node class: the trials go wherever the queue sends them.
-    if (fresh)
-      out.push_back({c.workload, c.params_json, model::params_label(model::params_from_json(c.params_json)), count});
-    else
-      out[pos->second].count = std::max(out[pos->second].count, count);
-  }
-  return out;
-}
-
-int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& opt) {
-  int fewest = opt.max_trials;
-  for (const auto& it : items)
-    if (it.cand.present)
-      fewest = std::min(fewest, std::max(static_cast<int>(it.cand.values.size()) + it.cand.failed + it.cand.non_finite,
-                                         it.cand.ok + it.cand.failed));
-  int batch = std::max(1, opt.max_batch);
-  return 1 + (std::max(0, opt.max_trials - fewest) + batch - 1) / batch;
-}
-
-Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt) {
-  GateOutcome g;
-  std::map<std::string, int> added;
-  // Every look at the data is a chance for a false alarm. The looks between
-  // batches only steer where trials go, at a strict level; the last look,
-  // once sampling stops, decides at nearly the policy's level. Interim looks
-  // share 10 % of the FDR, the final one has the other 90 % (a
-  // Haybittle-Peto style boundary: Haybittle 1971, Peto et al. 1976), so the
-  // union over all looks stays within the policy's level.
-  model::GatePolicy interim = policy, final_policy = policy;
-  std::vector<GateItem> items;
-  // Each round adds at least one trial to a configuration below max_trials,
-  // so max_trials rounds bound the loop even if trials keep failing.
-  for (int round = 0;; ++round) {
-    auto got = source.items();
-    if (!got) return got.error();
-    items = std::move(*got);
-    if (round == 0) {
-      g.looks = adaptive_looks(items, opt);
-      if (g.looks > 1) {
-        interim.fdr = 0.1 * policy.fdr / (g.looks - 1);
-        final_policy.fdr = 0.9 * policy.fdr;
-      }
-    }
-    auto cs = evaluate_gate(items, interim).comparisons;
-    if (g.looks > 1) {
-      // Resolution is judged at the level that decides (the final look's):
-      // the interim looks' strict level would ask for trials no final
-      // verdict needs.
-      auto at_final = evaluate_gate(items, final_policy).comparisons;
-      for (std::size_t i = 0; i < cs.size() && i < at_final.size(); ++i) {
-        cs[i].underpowered = at_final[i].underpowered;
-        cs[i].trials_for_resolution = at_final[i].trials_for_resolution;
-      }
-    }
-    auto req = adaptive_requests(cs, interim, opt);
-    if (req.empty() || round >= opt.max_trials) break;
-    if (auto st = source.add_trials(req); !st) return st.error();
-    ++g.rounds;
-    for (const auto& r : req) {
-      g.trials_added += r.count;
-      added[config_key(r.workload, r.params_json)] += r.count;
-    }
-  }
-  auto final_eval = evaluate_gate(items, final_policy);
-  g.comparisons = std::move(final_eval.comparisons);
-  g.joint = std::move(final_eval.joint);
-  g.family = final_eval.family;
-  g.alpha_lone = final_eval.alpha_lone;
-  for (auto& c : g.comparisons)
-    if (auto a = added.find(config_key(c.workload, c.params_json)); a != added.end()) c.added_trials = a->second;
-  return g;
 }
 
 void sort_by_severity(std::vector<Comparison>& cs) {

@@ -14,6 +14,9 @@
 
 namespace perfgate::analysis {
 
+// A configuration's identity across runs: its workload and parameters.
+std::string config_key(const std::string& workload, const std::string& params_json);
+
 // The trial values of one side of one comparison.
 struct SideValues {
   bool present = false;        // the configuration ran on this side at all
