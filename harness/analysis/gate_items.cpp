@@ -115,6 +115,10 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
       };
       fill(e.base, it.base);
       fill(e.cand, it.cand);
+      // No peak RSS measured on either side (trials too short for a memory
+      // sample, or 0 MB stored by an older perfgate): nothing to compare,
+      // rather than a "missing" that --strict would fail on every night.
+      if (name == model::harness_metric::peak_rss_mb && it.base.values.empty() && it.cand.values.empty()) continue;
       if (auto h = e.history.runs.find(name); h != e.history.runs.end())
         for (const auto& r : h->second)
           if (!r.empty()) it.history.push_back(r);

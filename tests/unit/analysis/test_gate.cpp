@@ -353,6 +353,14 @@ TEST_CASE("collect_items: a 0 MB peak RSS stored by an older perfgate is no meas
   CHECK(items[0].base.values == std::vector<double>{9.4, 9.5});
   CHECK(items[0].base.non_finite == 0);
   CHECK(items[0].cand.values.size() == 3);
+  // Measured on neither side: nothing to compare, not a "missing" comparison.
+  CHECK(analysis::collect_items(make(2, {0, 0}), {make(1, {0, 0, 0})}, model::default_gate_policy(), {"peak_rss_mb"})
+            .empty());
+  // Measured on one side only: compared, and missing on the other.
+  auto one_side =
+      analysis::collect_items(make(2, {0, 0}), {make(1, {9.4, 9.5})}, model::default_gate_policy(), {"peak_rss_mb"});
+  REQUIRE(one_side.size() == 1);
+  CHECK(one_side[0].cand.values.empty());
 }
 
 TEST_CASE("policy thresholds by kind and glob rules", "[gate]") {
