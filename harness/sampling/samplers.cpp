@@ -427,7 +427,10 @@ class ProcTreeSampler final : public Sampler {
     // A tree of zombies has exited and waits to be reaped: its memory did not
     // fall to 0, it ended (an instrumented perfgate, slower to reap, once
     // stored a 0 MB last sample of a 10 MB workload). Its CPU time is final.
-    if (live > 0) {
+    // So has a tree caught exiting, its memory released before it became a
+    // zombie: 0 pages (test_samplers once stored 0.0 after eight samples of
+    // a 10.7 MB workload); no process that runs has none.
+    if (live > 0 && rss_pages > 0) {
       out.push_back(
           {"host.rss_mb", static_cast<double>(rss_pages) * static_cast<double>(page_bytes) / (1024.0 * 1024.0)});
       out.push_back({"host.threads", static_cast<double>(threads)});
