@@ -434,6 +434,7 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       c.n_cand = it.cand.failed + it.cand.ok;
       c.failed_base = it.base.failed;
       c.failed_cand = it.cand.failed;
+      c.trials_cand = c.n_cand;
       c.base_median = c.n_base > 0 ? static_cast<double>(it.base.failed) / c.n_base : 0;
       c.cand_median = c.n_cand > 0 ? static_cast<double>(it.cand.failed) / c.n_cand : 0;
       c.change_rel = c.change_low_rel = c.change_high_rel = c.cand_median - c.base_median;

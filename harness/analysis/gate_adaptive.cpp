@@ -37,7 +37,7 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     if ((!c.tested || c.trials_cannot_decide) && c.extra_trials < 0 && !needs_resolution) continue;
     // Trials already spent on this configuration, failed ones and those
     // without this metric included.
-    int room = opt.max_trials - std::max(c.trials_cand, c.n_cand + c.failed_cand);
+    int room = opt.max_trials - c.trials_cand;
     if (room <= 0) continue;
     const bool undecided = suspicious || (c.verdict == VerdictKind::Inconclusive && may_regress);
     int want = c.extra_trials > 0 ? c.extra_trials : opt.max_batch;

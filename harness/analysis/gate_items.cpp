@@ -64,11 +64,7 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
         if (role != Role::History && e.infos.emplace(row.info.name, row.info).second)
           e.metric_order.push_back(row.info.name);
         auto& run = side.runs[row.info.name].emplace_back();
-        // A 0 MB peak is a trial the launcher could not measure, as runs
-        // stored before it said so hold it: no value, not the smallest one.
-        const bool zero_is_unmeasured = row.info.name == model::harness_metric::peak_rss_mb;
         for (const auto& t : row.trials) {
-          if (zero_is_unmeasured && t.value == 0) continue;
           if (std::isfinite(t.value))
             run.push_back(t.value);
           else
@@ -115,10 +111,6 @@ std::vector<GateItem> collect_items(const std::vector<RunSummary>& cand_parts, c
       };
       fill(e.base, it.base);
       fill(e.cand, it.cand);
-      // No peak RSS measured on either side (trials too short for a memory
-      // sample, or 0 MB stored by an older perfgate): nothing to compare,
-      // rather than a "missing" that --strict would fail on every night.
-      if (name == model::harness_metric::peak_rss_mb && it.base.values.empty() && it.cand.values.empty()) continue;
       if (auto h = e.history.runs.find(name); h != e.history.runs.end())
         for (const auto& r : h->second)
           if (!r.empty()) it.history.push_back(r);

@@ -80,7 +80,13 @@ RunSummary summarise_run(const store::RunData& data, double ci_level) {
     }
     if (t.status != model::TrialStatus::Ok) continue;
     if (!t.steady_class.empty()) ++cs.steady_classes[t.steady_class];
-    for (const auto& m : t.summaries) values[it->second][m.metric].push_back({t.id, t.repeat, m.value, m});
+    for (const auto& m : t.summaries) {
+      // A 0 MB peak RSS is a trial the launcher could not measure, as runs
+      // stored before it said so hold it (it now stores none): no value, not
+      // the smallest one, for every reader (show, gate, sweep, dashboard).
+      if (m.metric == model::harness_metric::peak_rss_mb && m.value == 0) continue;
+      values[it->second][m.metric].push_back({t.id, t.repeat, m.value, m});
+    }
   }
 
   for (std::size_t i = 0; i < rs.configs.size(); ++i) {

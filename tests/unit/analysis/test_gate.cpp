@@ -126,12 +126,6 @@ TEST_CASE("missing, failed and too-small sides get their own verdicts", "[gate]"
   auto u = one(unreported);
   CHECK(u.verdict == VerdictKind::Missing);
   CHECK_THAT(u.note, Catch::Contains("not reported by the candidate"));
-  // Peak RSS is the launcher's: absent when every trial ended before its first memory sample.
-  auto unmeasured = item("a", "peak_rss_mb", Better::Lower, noisy(100, 0.01, 5, 7), {});
-  unmeasured.cand.ok = 5;
-  auto pm = one(unmeasured);
-  CHECK(pm.verdict == VerdictKind::Missing);
-  CHECK_THAT(pm.note, Catch::Contains("peak RSS not measured in any candidate trial"));
 
   auto nan_only = item("a", "step_time_ms", Better::Lower, noisy(100, 0.01, 5, 7), {});
   nan_only.cand.non_finite = 4;
@@ -329,38 +323,45 @@ TEST_CASE("collect_items pools baseline runs and matches configurations", "[gate
   CHECK(only[0].metric.name == "forward_ms");
 }
 
-TEST_CASE("collect_items: a 0 MB peak RSS stored by an older perfgate is no measurement", "[gate]") {
+TEST_CASE("a 0 MB peak RSS stored by an older perfgate is no measurement at the gate", "[gate]") {
   // Before the launcher said "not measured", a trial that ended before its
   // first memory sample stored 0 MB: as a baseline value it would leave no
-  // percentage to judge by.
-  auto make = [](long long id, std::vector<double> values) {
-    analysis::RunSummary rs;
-    rs.run.id = id;
-    analysis::ConfigSummary cs;
-    cs.workload = "w";
-    cs.params_json = cs.label = "A";
-    cs.trials_ok = static_cast<int>(values.size());
-    analysis::MetricRow row;
-    row.info = model::MetricInfo::inferred("peak_rss_mb");
-    for (double v : values) row.trials.push_back({0, 0, v, {}});
-    cs.metrics = {row};
-    rs.configs.push_back(cs);
-    return rs;
+  // percentage to judge by. summarise_run drops it, for the gate as for show.
+  auto make = [](long long id, std::vector<double> peaks_mb) {
+    store::RunData d;
+    d.run.id = id;
+    d.configs = {{1, "w", "{}"}};
+    for (std::size_t r = 0; r < peaks_mb.size(); ++r) {
+      model::TrialRecord t;
+      t.id = id * 100 + static_cast<long long>(r);
+      t.config_id = 1;
+      t.repeat = static_cast<int>(r);
+      t.status = model::TrialStatus::Ok;
+      model::MetricSummary m;
+      m.metric = "peak_rss_mb";
+      m.value = m.median = m.mean = peaks_mb[r];
+      m.is_scalar = true;
+      t.summaries = {m};
+      d.trials.push_back(t);
+    }
+    return analysis::summarise_run(d);
   };
-  auto items = analysis::collect_items(make(2, {9.5, 9.7, 9.6}), {make(1, {0, 9.4, 0, 9.5, 0})},
-                                       model::default_gate_policy(), {"peak_rss_mb"});
+  const auto policy = model::default_gate_policy();
+  auto items = analysis::collect_items(make(2, {9.5, 9.7, 9.6}), {make(1, {0, 9.4, 0, 9.5, 0})}, policy);
   REQUIRE(items.size() == 1);
+  CHECK(items[0].metric.name == "peak_rss_mb");
   CHECK(items[0].base.values == std::vector<double>{9.4, 9.5});
-  CHECK(items[0].base.non_finite == 0);
   CHECK(items[0].cand.values.size() == 3);
-  // Measured on neither side: nothing to compare, not a "missing" comparison.
-  CHECK(analysis::collect_items(make(2, {0, 0}), {make(1, {0, 0, 0})}, model::default_gate_policy(), {"peak_rss_mb"})
-            .empty());
-  // Measured on one side only: compared, and missing on the other.
-  auto one_side =
-      analysis::collect_items(make(2, {0, 0}), {make(1, {9.4, 9.5})}, model::default_gate_policy(), {"peak_rss_mb"});
+  // Measured on neither side: nothing to compare, not a "missing" that --strict would fail.
+  CHECK(analysis::collect_items(make(2, {0, 0}), {make(1, {0, 0, 0})}, policy).empty());
+  // Measured on one side only: compared, and missing on the other, saying why.
+  auto one_side = analysis::collect_items(make(2, {0, 0}), {make(1, {9.4, 9.5, 9.6})}, policy);
   REQUIRE(one_side.size() == 1);
   CHECK(one_side[0].cand.values.empty());
+  auto c = analysis::evaluate(one_side, policy);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].verdict == VerdictKind::Missing);
+  CHECK_THAT(c[0].note, Catch::Contains("peak RSS not measured in any candidate trial"));
 }
 
 TEST_CASE("policy thresholds by kind and glob rules", "[gate]") {

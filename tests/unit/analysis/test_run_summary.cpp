@@ -271,3 +271,26 @@ TEST_CASE("a device whose trials are all slower than elsewhere is a finding, jit
   for (auto& t : d.trials) t.devices.clear();
   CHECK(analysis::summarise_run(d).slow_devices.empty());
 }
+
+TEST_CASE("summarise_run: a 0 MB peak RSS from an older perfgate is no value", "[analysis]") {
+  // Runs stored before the launcher said "peak RSS not measured" hold 0 MB for
+  // trials that ended before their first memory sample.
+  store::RunData d;
+  d.configs = {{1, "short", "{}"}, {2, "silent", "{}"}};
+  const double peaks_mb[] = {0, 9.4, 0, 9.6};
+  for (int r = 0; r < 4; ++r) {
+    d.trials.push_back(trial(r + 1, 1, r, r, model::TrialStatus::Ok,
+                             {scalar_metric("peak_rss_mb", peaks_mb[r]), scalar_metric("wall_time_s", 0.04)}));
+    d.trials.push_back(trial(r + 11, 2, r, r + 4, model::TrialStatus::Ok,
+                             {scalar_metric("peak_rss_mb", 0), scalar_metric("wall_time_s", 0.03)}));
+  }
+  auto rs = analysis::summarise_run(d);
+  REQUIRE(rs.configs.size() == 2);
+  const auto* rss = rs.configs[0].find("peak_rss_mb");
+  REQUIRE(rss != nullptr);
+  CHECK(rss->n == 2);
+  CHECK(rss->median == Approx(9.5));
+  CHECK(rss->min == 9.4);
+  CHECK(rs.configs[1].find("peak_rss_mb") == nullptr);  // never measured: no row at all
+  CHECK(rs.configs[1].find("wall_time_s") != nullptr);
+}

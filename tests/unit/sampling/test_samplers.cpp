@@ -216,19 +216,23 @@ TEST_CASE("host sampler: what loads the machine, and device processes that are n
   prints(tools / "npu-smi", tmp / "npu.txt",
          header + "| 0       0                 | " + me + "        | python3                  | 17400 |\n" +
              "| 1       0                 | 124528        | python3                  | 17400 |\n");
+  // One sample of the trial's tree by a fresh host sampler, with only `dir` on PATH.
+  auto sample_with = [&](const fs::path& dir) {
+    ScopedEnv path("PATH", dir.string());
+    auto r = make("host")->sample(child.pid());
+    REQUIRE(r);
+    return *r;
+  };
 
   SECTION("neither tool on PATH: no device reading, the rest is there") {
-    ScopedEnv path("PATH", none.string());
-    auto sampler = make("host");
-    auto r = sampler->sample(child.pid());
-    REQUIRE(r);
-    CHECK_FALSE(value(*r, "host.device_foreign_procs"));
-    REQUIRE(value(*r, "host.probe_ms"));
-    CHECK(*value(*r, "host.probe_ms") > 0);
-    REQUIRE(value(*r, "host.load1"));
-    CHECK(*value(*r, "host.load1") >= 0);
-    REQUIRE(value(*r, "host.wakeup_late_ms"));
-    CHECK(*value(*r, "host.wakeup_late_ms") >= 0);
+    auto r = sample_with(none);
+    CHECK_FALSE(value(r, "host.device_foreign_procs"));
+    REQUIRE(value(r, "host.probe_ms"));
+    CHECK(*value(r, "host.probe_ms") > 0);
+    REQUIRE(value(r, "host.load1"));
+    CHECK(*value(r, "host.load1") >= 0);
+    REQUIRE(value(r, "host.wakeup_late_ms"));
+    CHECK(*value(r, "host.wakeup_late_ms") >= 0);
   }
   SECTION("npu-smi lists the trial's process and one other") {
     ScopedEnv path("PATH", tools.string());
@@ -244,29 +248,18 @@ TEST_CASE("host sampler: what loads the machine, and device processes that are n
   SECTION("npu-smi and nvidia-smi both answer: their lists add up") {
     prints(tools / "nvidia-smi", tmp / "gpu.txt",
            me + ", 00000000:17:00.0\n31337, 00000000:65:00.0\n31338, 00000000:65:00.0\n");
-    ScopedEnv path("PATH", tools.string());
-    auto sampler = make("host");
-    auto r = sampler->sample(child.pid());
-    REQUIRE(r);
-    CHECK(value(*r, "host.device_foreign_procs") == 3);
+    CHECK(value(sample_with(tools), "host.device_foreign_procs") == 3);
   }
   SECTION("a tool that fails gives no reading (not 0: the devices may be busy), nor an error") {
     write_script(tools / "npu-smi", "echo 'dcmi module initialize failed' >&2\nexit 1\n");
-    ScopedEnv path("PATH", tools.string());
-    auto sampler = make("host");
-    auto r = sampler->sample(child.pid());
-    REQUIRE(r);
-    CHECK_FALSE(value(*r, "host.device_foreign_procs"));
-    REQUIRE(value(*r, "host.probe_ms"));
+    auto r = sample_with(tools);
+    CHECK_FALSE(value(r, "host.device_foreign_procs"));
+    CHECK(value(r, "host.probe_ms"));
   }
   SECTION("nvidia-smi with no compute process prints nothing: 0 others") {
     fs::remove(tools / "npu-smi");
     write_script(tools / "nvidia-smi", "exit 0\n");
-    ScopedEnv path("PATH", tools.string());
-    auto sampler = make("host");
-    auto r = sampler->sample(child.pid());
-    REQUIRE(r);
-    CHECK(value(*r, "host.device_foreign_procs") == 0);
+    CHECK(value(sample_with(tools), "host.device_foreign_procs") == 0);
   }
 }
 
