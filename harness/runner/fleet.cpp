@@ -259,11 +259,7 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   ro.executor = &executor;
   ro.slots = *slots;
   ro.node_fingerprint = fp.hash;
-  ro.on_trial_begun = [&](std::size_t index, long long trial_id) {
-    if (auto s = st.set_claim_trial(run_id, index, trial_id); !s)
-      say(fmt::format("worker {}: could not record trial {} with its claim: {}", opts.name, trial_id,
-                      s.error().message));
-  };
+  ro.claim_worker = opts.name;
   auto ran = extend_run(*suite, *plan, st, launcher, run_id, ro);
   if (!ran) return ran.error();
   out.ok = ran->trials_ok;

@@ -202,10 +202,10 @@ Expected<TrialsEnd> execute_trials(const model::Suite& suite, const model::Plan&
       if (shared.store_failure) shared.store_failure = std::move(s);
       return TrialEnd::StoreFailed;
     };
-    auto trial_id = st.begin_trial(trial);
+    auto trial_id =
+        opts.claim_worker.empty() ? st.begin_trial(trial) : st.begin_claimed_trial(trial, index, opts.claim_worker);
     if (!trial_id) return store_failed(trial_id.error());
     trial.id = *trial_id;
-    if (opts.on_trial_begun) opts.on_trial_begun(index, trial.id);
 
     const exec::LaunchSpec& spec = ts.launch;
     std::string subst_error = ts.error;

@@ -76,10 +76,11 @@ struct RunOptions {
   std::string slots_option;  // --slots as given, stored with the plan (an adaptive gate reuses it)
   std::string lock_dir;      // device locks; empty: device_lock_dir()
   // A fleet worker's: the executor (runner/executor.hpp, QueueExecutor)
-  // instead of the node's local one, told each trial's row once it exists,
-  // and the node's fingerprint hash stored with every trial.
+  // instead of the node's local one, the worker's name (each trial's row is
+  // made with its claim: Store::begin_claimed_trial), and the node's
+  // fingerprint hash stored with every trial.
   Executor* executor = nullptr;
-  std::function<void(std::size_t index, long long trial_id)> on_trial_begun;
+  std::string claim_worker;
   std::string node_fingerprint;
   // A fleet run's Slurm settings (kept in the plan), and the database spec
   // its workers get through PERFGATE_DB when trials are added to it.

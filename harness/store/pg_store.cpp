@@ -136,7 +136,8 @@ class PgStore final : public Store {
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
   Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                              long long below_index) override;
-  Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) override;
+  Expected<long long> begin_claimed_trial(const model::TrialRecord& trial, std::size_t plan_index,
+                                          const std::string& worker) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
   Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
@@ -426,27 +427,63 @@ Expected<long long> PgStore::metric_id(const model::MetricInfo& info) {
   return metric_id_locked(info);
 }
 
+namespace {
+
+constexpr const char* k_insert_trial =
+    "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, "
+    "device_kind, devices, node_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
+
+pg::Params trial_start_params(const model::TrialRecord& t) {
+  pg::Params p;
+  p.add(t.run_id)
+      .add(t.config_id)
+      .add(t.repeat)
+      .add(t.seq)
+      .add(model::to_string(model::TrialStatus::Running))
+      .add(t.started_at)
+      .add(t.log_dir)
+      .add(t.host)
+      .add(t.slot)
+      .add(t.device_kind)
+      .add(util::join_ints(t.devices))
+      .add(t.node_fingerprint);
+  return p;
+}
+
+}  // namespace
+
 Expected<long long> PgStore::begin_trial(const model::TrialRecord& t) {
   std::lock_guard lock(m_mu);
-  auto r = run(
-      "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, "
-      "device_kind, devices, node_fingerprint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-      pg::Params()
-          .add(t.run_id)
-          .add(t.config_id)
-          .add(t.repeat)
-          .add(t.seq)
-          .add(model::to_string(model::TrialStatus::Running))
-          .add(t.started_at)
-          .add(t.log_dir)
-          .add(t.host)
-          .add(t.slot)
-          .add(t.device_kind)
-          .add(util::join_ints(t.devices))
-          .add(t.node_fingerprint),
-      "recording a trial start");
+  auto r = run(k_insert_trial, trial_start_params(t), "recording a trial start");
   if (!r) return r.error();
   return r->i64(0, 0);
+}
+
+Expected<long long> PgStore::begin_claimed_trial(const model::TrialRecord& t, std::size_t plan_index,
+                                                 const std::string& worker) {
+  std::lock_guard lock(m_mu);
+  long long id = 0;
+  bool claim_held = true;
+  auto st = transaction("recording a trial start", [&]() -> Status {
+    auto r = pg::exec(m_conn.get(), k_insert_trial, trial_start_params(t));
+    if (!r.ok()) return fail(r, "recording a trial start");
+    id = r.i64(0, 0);
+    auto u = pg::exec(m_conn.get(),
+                      "UPDATE trial_queue SET trial_id = $1 WHERE run_id = $2 AND plan_index = $3 "
+                      "AND state = 'claimed' AND worker = $4",
+                      pg::Params().add(id).add(t.run_id).add(static_cast<long long>(plan_index)).add(worker));
+    if (!u.ok()) return fail(u, "recording a claim's trial");
+    claim_held = u.affected() > 0;
+    if (!claim_held) {
+      auto lost = pg::exec(m_conn.get(), "UPDATE trials SET status = 'lost', error = $1 WHERE id = $2",
+                           pg::Params().add(claim_lost_error(worker)).add(id));
+      if (!lost.ok()) return fail(lost, "recording a lost trial");
+    }
+    return Ok{};
+  });
+  if (!st) return st.error();
+  if (!claim_held) return Error::harness(claim_lost_message(id, worker));
+  return id;
 }
 
 Status PgStore::append_samples(long long trial_id, std::span<const SampleRow> rows) {
@@ -1038,15 +1075,6 @@ Expected<std::optional<Claim>> PgStore::claim_trial(long long run_id, const std:
   });
   if (!st) return st.error();
   return claim;
-}
-
-Status PgStore::set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) {
-  std::lock_guard lock(m_mu);
-  auto r =
-      run("UPDATE trial_queue SET trial_id = $1 WHERE run_id = $2 AND plan_index = $3 AND state = 'claimed'",
-          pg::Params().add(trial_id).add(run_id).add(static_cast<long long>(plan_index)), "recording a claim's trial");
-  if (!r) return r.error();
-  return Ok{};
 }
 
 Expected<int> PgStore::renew_leases(const std::string& worker, double lease_s) {

@@ -23,6 +23,20 @@ inline std::string lease_lost_message(long long trial_id) {
       trial_id);
 }
 
+// A worker that makes its trial row after its claim ran out (it stalled
+// longer than its lease between claiming and starting): the row is kept,
+// lost, and the worker told, as when a lease runs out mid-trial.
+inline std::string claim_lost_error(const std::string& worker) {
+  return fmt::format("lost: worker {}'s lease ran out before the trial started and another worker was given it",
+                     worker);
+}
+inline std::string claim_lost_message(long long trial_id, const std::string& worker) {
+  return fmt::format(
+      "trial {}: worker {}'s lease ran out before the trial started and another worker was given it; "
+      "this attempt is not run (is the database reachable from this node, and the lease long enough?)",
+      trial_id, worker);
+}
+
 inline void add_queue_count(QueueCounts& c, const std::string& state, int n) {
   if (state == "pending")
     c.pending += n;

@@ -112,7 +112,8 @@ class SqliteStore final : public Store {
   Expected<std::vector<std::string>> fleet_jobs(long long run_id) override;
   Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                              long long below_index) override;
-  Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) override;
+  Expected<long long> begin_claimed_trial(const model::TrialRecord& trial, std::size_t plan_index,
+                                          const std::string& worker) override;
   Expected<int> renew_leases(const std::string& worker, double lease_s) override;
   Expected<QueueCounts> queue_counts(long long run_id, long long below_index) override;
   Status cancel_queue(long long run_id) override;
@@ -160,6 +161,8 @@ class SqliteStore final : public Store {
     return exec("COMMIT", doing);
   }
   Expected<std::vector<std::string>> tags_of(long long run_id);
+  // The running trial row, inside the caller's transaction.
+  Expected<long long> insert_trial_locked(const model::TrialRecord& t);
 
   sqlite3* m_db;
   std::string m_path;
@@ -317,22 +320,55 @@ Expected<long long> SqliteStore::metric_id(const model::MetricInfo& info) {
   return id;
 }
 
+Expected<long long> SqliteStore::insert_trial_locked(const model::TrialRecord& t) {
+  Stmt s(m_db,
+         "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, device_kind, "
+         "devices, node_fingerprint) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  s.bind(1, t.run_id).bind(2, t.config_id).bind(3, t.repeat).bind(4, t.seq);
+  s.bind(5, std::string(model::to_string(model::TrialStatus::Running))).bind(6, t.started_at).bind(7, t.log_dir);
+  s.bind(8, t.host).bind(9, t.slot).bind(10, t.device_kind).bind(11, util::join_ints(t.devices));
+  s.bind(12, t.node_fingerprint);
+  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a trial start");
+  return static_cast<long long>(sqlite3_last_insert_rowid(m_db));
+}
+
 Expected<long long> SqliteStore::begin_trial(const model::TrialRecord& t) {
   std::lock_guard lock(m_mu);
   long long id = 0;
   auto st = transaction("recording a trial start", [&]() -> Status {
-    Stmt s(m_db,
-           "INSERT INTO trials(run_id, config_id, repeat, seq, status, started_at, log_dir, host, slot, device_kind, "
-           "devices, node_fingerprint) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-    s.bind(1, t.run_id).bind(2, t.config_id).bind(3, t.repeat).bind(4, t.seq);
-    s.bind(5, std::string(model::to_string(model::TrialStatus::Running))).bind(6, t.started_at).bind(7, t.log_dir);
-    s.bind(8, t.host).bind(9, t.slot).bind(10, t.device_kind).bind(11, util::join_ints(t.devices));
-    s.bind(12, t.node_fingerprint);
-    if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a trial start");
-    id = sqlite3_last_insert_rowid(m_db);
+    auto inserted = insert_trial_locked(t);
+    if (!inserted) return inserted.error();
+    id = *inserted;
     return Ok{};
   });
   if (!st) return st.error();
+  return id;
+}
+
+Expected<long long> SqliteStore::begin_claimed_trial(const model::TrialRecord& t, std::size_t plan_index,
+                                                     const std::string& worker) {
+  std::lock_guard lock(m_mu);
+  long long id = 0;
+  bool claim_held = true;
+  auto st = transaction("recording a trial start", [&]() -> Status {
+    auto inserted = insert_trial_locked(t);
+    if (!inserted) return inserted.error();
+    id = *inserted;
+    Stmt u(m_db,
+           "UPDATE trial_queue SET trial_id = ? WHERE run_id = ? AND plan_index = ? AND state = 'claimed' "
+           "AND worker = ?");
+    u.bind(1, id).bind(2, t.run_id).bind(3, static_cast<long long>(plan_index)).bind(4, worker);
+    if (int rc = u.step(); rc != SQLITE_DONE) return fail(rc, "recording a claim's trial");
+    claim_held = sqlite3_changes(m_db) > 0;
+    if (!claim_held) {
+      Stmt lost(m_db, "UPDATE trials SET status = 'lost', error = ? WHERE id = ?");
+      lost.bind(1, claim_lost_error(worker)).bind(2, id);
+      if (int rc = lost.step(); rc != SQLITE_DONE) return fail(rc, "recording a lost trial");
+    }
+    return Ok{};
+  });
+  if (!st) return st.error();
+  if (!claim_held) return Error::harness(claim_lost_message(id, worker));
   return id;
 }
 
@@ -854,14 +890,6 @@ Expected<std::optional<Claim>> SqliteStore::claim_trial(long long run_id, const 
   });
   if (!st) return st.error();
   return claim;
-}
-
-Status SqliteStore::set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) {
-  std::lock_guard lock(m_mu);
-  Stmt s(m_db, "UPDATE trial_queue SET trial_id = ? WHERE run_id = ? AND plan_index = ? AND state = 'claimed'");
-  s.bind(1, trial_id).bind(2, run_id).bind(3, static_cast<long long>(plan_index));
-  if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "recording a claim's trial");
-  return Ok{};
 }
 
 Expected<int> SqliteStore::renew_leases(const std::string& worker, double lease_s) {

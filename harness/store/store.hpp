@@ -203,8 +203,14 @@ class Store {
   // by an adaptive gate, go to the workers submitted with them).
   virtual Expected<std::optional<Claim>> claim_trial(long long run_id, const std::string& worker, double lease_s,
                                                      long long below_index = k_all_trials) = 0;
-  // The trial row of the claimed attempt at plan_index, once begin_trial made it.
-  virtual Status set_claim_trial(long long run_id, std::size_t plan_index, long long trial_id) = 0;
+  // Inserts the trial of the attempt `worker` claimed at plan_index as
+  // running and names it in the claim, in one transaction. A worker killed
+  // at any moment leaves no trial row (the attempt is queued again when its
+  // lease runs out) or one that the lease expiry finds and marks lost;
+  // never a "running" row that no claim names, which the run's end could
+  // only call interrupted. A claim no longer this worker's is left alone.
+  virtual Expected<long long> begin_claimed_trial(const model::TrialRecord& trial, std::size_t plan_index,
+                                                  const std::string& worker) = 0;
   // Extends every lease `worker` holds; returns how many it still holds.
   virtual Expected<int> renew_leases(const std::string& worker, double lease_s) = 0;
   // The queue of a run, after expiring leases as claim_trial does.

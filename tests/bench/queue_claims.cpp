@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
         t.config_id = *config;
         t.seq = static_cast<int>((*c)->plan_index);
         t.host = name;
-        auto id = (*mine)->begin_trial(t);
-        if (!id || !(*mine)->set_claim_trial(*run, (*c)->plan_index, *id)) {
+        auto id = (*mine)->begin_claimed_trial(t, (*c)->plan_index, name);
+        if (!id) {
           ++errors;
           return;
         }

@@ -56,17 +56,20 @@ Queued queued_run(const std::string& spec, int n, int attempts, pid_t pid = ::ge
   return q;
 }
 
-// The trial row of a claim, as a worker makes it.
-long long start_attempt(Queued& q, const store::Claim& c, const std::string& host) {
+// The trial row of a claim, as a worker ("node-a:77": host and job) makes it.
+Expected<long long> try_start_attempt(Queued& q, const store::Claim& c, const std::string& worker) {
   model::TrialRecord t;
   t.run_id = q.run;
   t.config_id = q.config;
   t.seq = static_cast<int>(c.plan_index);
-  t.host = host;
-  t.node_fingerprint = "fp-" + host;
-  auto id = q.st->begin_trial(t);
+  t.host = worker.substr(0, worker.find(':'));
+  t.node_fingerprint = "fp-" + t.host;
+  return q.st->begin_claimed_trial(t, c.plan_index, worker);
+}
+
+long long start_attempt(Queued& q, const store::Claim& c, const std::string& worker) {
+  auto id = try_start_attempt(q, c, worker);
   REQUIRE(id);
-  REQUIRE(q.st->set_claim_trial(q.run, c.plan_index, *id));
   return *id;
 }
 
@@ -107,7 +110,7 @@ TEST_CASE("queue: claims come in run order, each once, and a finished trial is d
     REQUIRE(c->has_value());
     CHECK((*c)->attempt == 1);
     order.push_back((*c)->plan_index);
-    long long id = start_attempt(q, **c, i % 2 ? "node-b" : "node-a");
+    long long id = start_attempt(q, **c, i % 2 ? "node-b:2" : "node-a:1");
     if (i < 3) REQUIRE(finish(q, id, model::TrialStatus::Ok));
   }
   CHECK(order == std::vector<std::size_t>{0, 1, 2, 3});
@@ -142,7 +145,7 @@ TEST_CASE("queue: a lease that runs out makes the trial pending again and its at
   auto c = q.st->claim_trial(q.run, "node-a:77", 600);
   REQUIRE(c);
   REQUIRE(c->has_value());
-  long long first = start_attempt(q, **c, "node-a");
+  long long first = start_attempt(q, **c, "node-a:77");
   auto held = q.st->renew_leases("node-a:77", 600);
   REQUIRE(held);
   CHECK(*held == 1);
@@ -161,7 +164,7 @@ TEST_CASE("queue: a lease that runs out makes the trial pending again and its at
   REQUIRE(again->has_value());
   CHECK((*again)->attempt == 2);
   CHECK((*again)->plan_index == (*c)->plan_index);
-  long long second = start_attempt(q, **again, "node-b");
+  long long second = start_attempt(q, **again, "node-b:5");
   // The first worker comes back and finishes: refused, nothing overwritten.
   auto late = finish(q, first, model::TrialStatus::Ok);
   REQUIRE_FALSE(late);
@@ -176,6 +179,39 @@ TEST_CASE("queue: a lease that runs out makes the trial pending again and its at
   CHECK_THAT(trial_of(q, second).error, Catch::Contains("no attempts left"));
 }
 
+TEST_CASE("queue: a trial row is made with its claim, and a worker whose claim ran out first is told",
+          "[store][queue]") {
+  BOTH_BACKENDS;
+  test::TempDir dir;
+  auto q = queued_run(test::database_for(backend, dir.path() / "q.db"), 1, 3);
+  auto c = q.st->claim_trial(q.run, "node-a:1", 600);
+  REQUIRE(c);
+  REQUIRE(c->has_value());
+  // node-a:1 stalls before making its trial row; its lease runs out and node-b:2 takes the trial.
+  REQUIRE(q.st->renew_leases("node-a:1", -1));
+  auto again = q.st->claim_trial(q.run, "node-b:2", 600);
+  REQUIRE(again);
+  REQUIRE(again->has_value());
+  long long second = start_attempt(q, **again, "node-b:2");
+  // node-a:1 wakes: refused, its row kept as lost, and the claim still names node-b:2's trial.
+  auto stale = try_start_attempt(q, **c, "node-a:1");
+  REQUIRE_FALSE(stale);
+  CHECK_THAT(stale.error().message, Catch::Contains("node-a:1") && Catch::Contains("lease ran out before"));
+  auto data = q.st->load_run(q.run);
+  REQUIRE(data);
+  REQUIRE(data->trials.size() == 2);
+  for (const auto& t : data->trials)
+    if (t.id != second) {
+      CHECK(t.status == model::TrialStatus::Lost);
+      CHECK_THAT(t.error, Catch::Contains("node-a:1"));
+    }
+  REQUIRE(finish(q, second, model::TrialStatus::Ok));
+  auto counts = q.st->queue_counts(q.run);
+  REQUIRE(counts);
+  CHECK(counts->done == 1);
+  CHECK(counts->open() == 0);
+}
+
 TEST_CASE("queue: a stopped worker's trial is queued again; after the submitter's Ctrl-C it stays interrupted",
           "[store][queue]") {
   BOTH_BACKENDS;
@@ -183,7 +219,7 @@ TEST_CASE("queue: a stopped worker's trial is queued again; after the submitter'
   auto q = queued_run(test::database_for(backend, dir.path() / "q.db"), 3, 3);
   auto c = q.st->claim_trial(q.run, "node-a:1", 600);
   REQUIRE(c);
-  long long id = start_attempt(q, **c, "node-a");
+  long long id = start_attempt(q, **c, "node-a:1");
   // scancel of the worker's array task: the trial ends interrupted.
   REQUIRE(finish(q, id, model::TrialStatus::Interrupted));
   CHECK(trial_of(q, id).status == model::TrialStatus::Lost);
@@ -194,7 +230,7 @@ TEST_CASE("queue: a stopped worker's trial is queued again; after the submitter'
   auto c2 = q.st->claim_trial(q.run, "node-b:1", 600);
   REQUIRE(c2);
   CHECK((*c2)->plan_index == (*c)->plan_index);
-  long long id2 = start_attempt(q, **c2, "node-b");
+  long long id2 = start_attempt(q, **c2, "node-b:1");
   REQUIRE(q.st->cancel_queue(q.run));
   REQUIRE(finish(q, id2, model::TrialStatus::Interrupted));
   CHECK(trial_of(q, id2).status == model::TrialStatus::Interrupted);
