@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
@@ -461,6 +462,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
   const double started = util::unix_now_s();
   bool ever_ran = false;
   double gone_since = 0;
+  double squeue_failing_since = 0;
   auto cancel = [&](const std::string& why) {
     // The queue first: a worker that records its trial as interrupted after
     // this leaves it interrupted; after scancel alone it would queue it again.
@@ -537,12 +539,38 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     // gone while trials are still open.
     bool running = false, pending = false;
     std::string reason;
+    std::optional<Error> squeue_error;
     for (const auto& j : *jobs) {
       auto v = job_view(j, tool);
-      if (!v) return v.error();
+      if (!v) {
+        squeue_error = v.error();
+        break;
+      }
       running |= v->running > 0;
       pending |= v->pending > 0;
       if (reason.empty()) reason = v->reason;
+    }
+    if (squeue_error) {
+      // One failed squeue is not the job's end: the workers go on writing
+      // to the database whatever slurmctld is doing.
+      const double now = util::unix_now_s();
+      if (squeue_failing_since == 0) {
+        squeue_failing_since = now;
+        say(fmt::format("run {}: {}; following the run from the database until squeue answers (at most {})", run_id,
+                        squeue_error->message, util::format_duration(opts.squeue_grace_s)));
+      }
+      if (now - squeue_failing_since > opts.squeue_grace_s)
+        return Error::harness(fmt::format(
+            "run {}: squeue has failed for {}: {}; the job is left running (follow it again with: perfgate wait {})",
+            run_id, util::format_duration(now - squeue_failing_since), squeue_error->message, run_id));
+      for (double waited = 0; waited < opts.poll_s && util::interrupt_count() == 0; waited += 0.05)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (squeue_failing_since != 0) {
+      say(fmt::format("run {}: squeue answers again after {}", run_id,
+                      util::format_duration(util::unix_now_s() - squeue_failing_since)));
+      squeue_failing_since = 0;
     }
     ever_ran |= running || counts->done + counts->claimed + counts->lost > opts.queued_before;
     if (!ever_ran && pending && util::unix_now_s() - started > opts.start_timeout_s) {

@@ -96,9 +96,13 @@ Expected<std::string> submit_fleet(store::Store& st, long long run_id, const mod
                                    const SubmitOptions& opts, const ToolFn& tool);
 
 struct FollowOptions {
-  std::ostream* progress = nullptr;      // the per-trial lines of a local run
-  double poll_s = 0.5;                   // the database and squeue, each time
-  double start_timeout_s = 600;          // a job still pending after this is an error with Slurm's reason
+  std::ostream* progress = nullptr;  // the per-trial lines of a local run
+  double poll_s = 0.5;               // the database and squeue, each time
+  double start_timeout_s = 600;      // a job still pending after this is an error with Slurm's reason
+  // squeue failing (slurmctld busy or restarting: "Socket timed out") for
+  // longer than this is an error; until then the run is followed from the
+  // database alone and its jobs are taken to be where squeue last saw them.
+  double squeue_grace_s = 300;
   std::set<long long> already_reported;  // trials finished before (trials added to a run): not shown again
   int queued_before = 0;                 // queue rows before them: not counted in the totals
 };

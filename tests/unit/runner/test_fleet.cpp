@@ -1,18 +1,27 @@
 // The fleet's pure parts: devices from Slurm, a worker's slots, a stored
-// plan read back, and the queue executor over a fake queue.
+// plan read back, the queue executor over a fake queue, and the submitter's
+// follow over a real SQLite queue with a fake squeue.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "harness/runner/executor.hpp"
 #include "harness/runner/fleet.hpp"
+#include "harness/store/store.hpp"
 #include "harness/suite/loader.hpp"
 #include "harness/suite/matrix.hpp"
 #include "harness/suite/plan.hpp"
+#include "harness/util/time.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
 
@@ -204,4 +213,114 @@ TEST_CASE("fleet: the queue executor runs what the queue hands out, waits while 
   auto failed = ex2.execute(plan, {}, [](std::size_t, const model::Slot&) { return runner::TrialEnd::Done; });
   REQUIRE_FALSE(failed.queue_failure);
   CHECK_THAT(failed.queue_failure.error().message, Catch::Contains("server gone"));
+}
+
+namespace {
+
+// A fleet run of `n` trials in a SQLite file, submitted as Slurm job 41.
+long long queued_fleet_run(store::Store& st, int n) {
+  store::RunRecord r;
+  r.suite = "fleet";
+  r.started_at = util::unix_now_s();
+  r.status = model::RunStatus::Running;
+  r.host = "submit-host";
+  r.pid = ::getpid();
+  r.plan_json = "{}";
+  auto run = st.begin_run(r);
+  REQUIRE(run);
+  std::vector<store::QueueItem> items;
+  for (int i = 0; i < n; ++i) items.push_back({static_cast<std::size_t>(i), i});
+  REQUIRE(st.enqueue_trials(*run, items, 2));
+  REQUIRE(st.record_fleet_job(*run, "41"));
+  return *run;
+}
+
+// A worker on its own connection: claims and finishes every trial, ok.
+// Runs on a thread of its own, so it reports rather than asserts (Catch2 v2
+// assertions are for the test's thread): "" when all went well.
+std::string run_every_trial(const std::string& db, long long run_id) {
+  auto st = store::open_store(db);
+  if (!st) return st.error().message;
+  auto config = (*st)->config_id("sim", "{}");
+  if (!config) return config.error().message;
+  for (;;) {
+    auto c = (*st)->claim_trial(run_id, "node-a:1", 600);
+    if (!c) return c.error().message;
+    if (!c->has_value()) return "";
+    model::TrialRecord t;
+    t.run_id = run_id;
+    t.config_id = *config;
+    t.seq = static_cast<int>((*c)->plan_index);
+    t.host = "node-a";
+    auto id = (*st)->begin_claimed_trial(t, (*c)->plan_index, "node-a:1");
+    if (!id) return id.error().message;
+    t.id = *id;
+    t.status = model::TrialStatus::Ok;
+    t.wall_s = 0.1;
+    if (auto done = (*st)->finish_trial(t, {}); !done) return done.error().message;
+  }
+}
+
+exec::ToolResult squeue_timed_out() {
+  exec::ToolResult r;
+  r.ran = true;
+  r.exit_code = 1;
+  r.err = "slurm_load_jobs error: Socket timed out on send/recv operation\n";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("fleet: squeue failing for a while does not end the follow; failing past its grace does", "[runner][fleet]") {
+  test::TempDir dir;
+  const std::string db = (dir.path() / "fleet.db").string();
+  auto st = store::open_store(db);
+  REQUIRE(st);
+  const long long run_id = queued_fleet_run(**st, 2);
+  std::atomic<int> asked{0};
+  std::ostringstream progress;
+  runner::FollowOptions fo;
+  fo.progress = &progress;
+  fo.poll_s = 0.02;
+
+  SECTION("slurmctld busy for three polls, then the workers finish") {
+    // The trials end only after squeue answers again, so the follow has to last through its failures.
+    std::string worker_error = "not run";
+    std::jthread worker([&] {
+      while (asked < 6) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      worker_error = run_every_trial(db, run_id);
+    });
+    auto out = runner::follow_fleet(**st, run_id, fo, [&](const std::vector<std::string>& argv) {
+      if (argv.at(0) != "squeue") FAIL("unexpected " << argv.at(0));
+      if (++asked <= 3) return squeue_timed_out();
+      exec::ToolResult r;
+      r.ran = true;
+      r.exit_code = 0;
+      r.out = "RUNNING|None\n";
+      return r;
+    });
+    worker.join();
+    CHECK(worker_error == "");
+    REQUIRE(out);
+    CHECK(out->trials_ok == 2);
+    CHECK(out->status == model::RunStatus::Completed);
+    CHECK_THAT(progress.str(), Catch::Contains("Socket timed out") &&
+                                   Catch::Contains("following the run from the database until squeue answers") &&
+                                   Catch::Contains("squeue answers again"));
+  }
+  SECTION("squeue failing past the grace is an error that leaves the job running") {
+    fo.squeue_grace_s = 0.2;
+    auto out = runner::follow_fleet(**st, run_id, fo, [&](const std::vector<std::string>& argv) {
+      if (argv.at(0) != "squeue") FAIL("a job squeue cannot see is not cancelled: " << argv.at(0));
+      ++asked;
+      return squeue_timed_out();
+    });
+    REQUIRE_FALSE(out);
+    CHECK_THAT(out.error().message, Catch::Contains("squeue has failed for") && Catch::Contains("Socket timed out") &&
+                                        Catch::Contains(fmt::format("perfgate wait {}", run_id)));
+    CHECK(asked > 3);
+    auto data = (*st)->load_run(run_id);
+    REQUIRE(data);
+    CHECK(data->run.status == model::RunStatus::Running);
+  }
 }
