@@ -683,9 +683,9 @@ Expected<long long> PgStore::resolve_run(const std::string& sel) {
     return Error::input(fmt::format("no run {} in {}; `perfgate runs` lists them", sel, m_label));
   }
   if (sel == "latest") {
-    auto r = run("SELECT coalesce(max(id), 0) FROM runs", {}, "looking up the latest run");
+    auto r = run(rows::k_latest_run_sql, {}, "looking up the latest run");
     if (!r) return r.error();
-    if (r->i64(0, 0) == 0) return Error::input(fmt::format("no runs in {} yet", m_label));
+    if (r->i64(0, 0) == 0) return Error::input(rows::no_latest_run_message(m_label, r->i64(0, 1)));
     return r->i64(0, 0);
   }
   if (sel.starts_with("latest:")) {

@@ -18,6 +18,17 @@
 
 namespace perfgate::store::rows {
 
+// `latest`: the newest run a user started. A bisect's probe runs (kind
+// 'bisect', one per commit it built) are not: after a bisect, `perfgate gate`
+// (candidate `latest` by default) would judge an old commit's probe.
+inline constexpr const char* k_latest_run_sql =
+    "SELECT coalesce(max(CASE WHEN kind <> 'bisect' THEN id END), 0), count(*) FROM runs";
+inline std::string no_latest_run_message(const std::string& where, long long runs) {
+  if (runs == 0) return "no runs in " + where + " yet";
+  return "no run in " + where + " but a bisect's probe runs, which are not `latest`: name one by its id " +
+         "(`perfgate runs` lists them)";
+}
+
 // A number that may be NULL (how both stores keep a NaN).
 template <typename Row>
 double real(const Row& r, int c) {

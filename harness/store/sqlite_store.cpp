@@ -500,10 +500,10 @@ Expected<long long> SqliteStore::resolve_run(const std::string& sel) {
     return Error::input(fmt::format("no run {} in {}; `perfgate runs` lists them", sel, m_path));
   }
   if (sel == "latest") {
-    Stmt s(m_db, "SELECT max(id) FROM runs");
+    Stmt s(m_db, rows::k_latest_run_sql);
     int rc = s.step();
     if (rc != SQLITE_ROW) return fail(rc, "looking up the latest run");
-    if (s.i64(0) == 0) return Error::input(fmt::format("no runs in {} yet", m_path));
+    if (s.i64(0) == 0) return Error::input(rows::no_latest_run_message(m_path, s.i64(1)));
     return s.i64(0);
   }
   if (sel.starts_with("latest:")) {

@@ -375,6 +375,29 @@ TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
     auto r = st->resolve_run("latest");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().kind == ErrorKind::Input);
+    CHECK_THAT(r.error().message, Catch::EndsWith("yet"));
+  }
+  SECTION("a bisect's probe runs are never latest") {
+    auto user = st->begin_run(make_run("s", {"nightly"}));
+    auto probe_run = make_run("s");
+    probe_run.kind = model::RunKind::Bisect;
+    auto probe = st->begin_run(probe_run);
+    REQUIRE(user);
+    REQUIRE(probe);
+    auto latest = st->resolve_run("latest");
+    REQUIRE(latest);
+    CHECK(*latest == *user);
+    auto by_id = st->resolve_run(std::to_string(*probe));
+    REQUIRE(by_id);
+    CHECK(*by_id == *probe);
+  }
+  SECTION("a store of probe runs alone says so") {
+    auto probe_run = make_run("s");
+    probe_run.kind = model::RunKind::Bisect;
+    REQUIRE(st->begin_run(probe_run));
+    auto r = st->resolve_run("latest");
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("bisect's probe runs") && Catch::Contains("by its id"));
   }
 
   auto r1 = st->begin_run(make_run("s", {"nightly"}));
