@@ -523,7 +523,8 @@ Expected<RecordedRun> record_run(const model::Suite& suite, const model::Plan& p
   // apart, though their run numbers coincide.
   auto store_id = st.store_id();
   if (!store_id) return store_id.error();
-  fs::path run_dir = fs::absolute(fs::path(opts.artifacts_root) / "runs" / *store_id / std::to_string(*run_id));
+  fs::path run_dir =
+      fs::absolute(fs::path(opts.artifacts_root) / "runs" / *store_id / std::to_string(*run_id)).lexically_normal();
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) return Error::harness(fmt::format("cannot create {}: {}", run_dir.string(), ec.message()));
