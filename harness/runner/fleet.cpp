@@ -248,6 +248,14 @@ Expected<WorkerOutcome> run_worker(store::Store& st, exec::Launcher& launcher, l
   };
   ExecutorOptions eo;
   eo.lock_dir = opts.run.lock_dir;
+  // A device Slurm gave this worker but a process outside Slurm holds: said
+  // in the worker's log, as a local run says it (slots wait side by side).
+  std::mutex say_mu;
+  eo.on_wait = [&](const model::Slot& slot, int device, const std::string& path) {
+    std::lock_guard lock(say_mu);
+    say(fmt::format("worker {}: slot {} waiting for {} {}, held by another process ({})", opts.name, slot.index,
+                    slot.kind, device, path));
+  };
   QueueExecutor executor(*slots, eo, src);
 
   RunOptions ro = opts.run;

@@ -142,6 +142,29 @@ class FleetRuns(FleetTestCase):
             self.assertEqual(t["device_kind"], "cuda", t)
             self.assertEqual(seen[os.path.basename(t["log_dir"])]["cuda"], str(t["devices"][0]))
 
+    def test_a_worker_waits_for_a_device_held_outside_slurm_and_says_so(self):
+        # Another process on the node (a job started by hand, outside Slurm)
+        # holds every npu's lock: the worker Slurm gave one waits, says so in
+        # its log, and runs its trials once the lock is let go.
+        import fcntl
+        locks = Path(os.environ["PERFGATE_LOCK_DIR"])
+        locks.mkdir(parents=True, exist_ok=True)
+        held = []
+        for n in range(8):
+            f = open(locks / f"npu-{n}.lock", "a+")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            held.append(f)
+        self.addCleanup(lambda: [f.close() for f in held])
+        bg = self.start_fleet(self.suite(repeats=1, sleep=0.1), "--nodes", "1", "--sbatch-arg=--gres=npu:1")
+        self.assertTrue(wait_until(lambda: "held by another process" in self.worker_logs(), 60),
+                        bg.stderr() + self.worker_logs())
+        self.assertEqual(self.records(), [], "no trial starts while its device is held")
+        for f in held:
+            f.close()
+        self.assertEqual(bg.wait(120), EXIT_OK, bg.stderr() + self.worker_logs())
+        self.assertEqual(len(self.trials("ok")), 2)
+        self.assertRegex(self.worker_logs(), r"worker \S+: slot 0 waiting for npu \d, held by another process \(\S+npu-\d\.lock\)")
+
     def test_no_wait_then_wait(self):
         r = self.fleet(self.suite(repeats=2, sleep=0.2), "--nodes", "2", "--no-wait")
         self.assertExit(r, EXIT_OK, "fleet run --no-wait")
