@@ -293,31 +293,45 @@ int user_version(sqlite3* db) {
 }  // namespace
 
 Status migrate(sqlite3* db, int application_id) {
+  auto newer = [](int v) {
+    return Error::harness(
+        fmt::format("database schema version {} is newer than this perfgate understands ({}); use a newer perfgate", v,
+                    k_schema_version));
+  };
   int v = user_version(db);
   if (v < 0) return Error::harness(fmt::format("cannot read the schema version: {}", sqlite3_errmsg(db)));
-  if (v > k_schema_version)
-    return Error::harness(
-        fmt::format("database schema version {} is newer than this perfgate understands ({}); "
-                    "use a newer perfgate",
-                    v, k_schema_version));
+  if (v > k_schema_version) return newer(v);
   while (v < k_schema_version) {
-    // BEGIN IMMEDIATE takes the write lock first, so two perfgates cannot both migrate.
-    std::string sql = fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; PRAGMA application_id = {}; COMMIT;",
-                                  k_migrations[static_cast<std::size_t>(v)], v + 1, application_id);
+    // The version is read again once this connection holds the write lock
+    // (BEGIN IMMEDIATE): two perfgates opening a fresh database at once
+    // both read an old version, and the second, let in after the first has
+    // migrated, must see that rather than run a migration again ("table
+    // builds already exists" once, two bisects started together).
     char* err = nullptr;
-    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, &err);
     std::string msg = err ? err : "";
     sqlite3_free(err);
     if (rc != SQLITE_OK) {
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      // Someone else may have migrated meanwhile.
-      if (user_version(db) > v) {
-        v = user_version(db);
-        continue;
-      }
       if (rc == SQLITE_BUSY)
         return Error::harness(
             fmt::format("database is locked by another process; could not migrate the schema: {}", msg));
+      return Error::harness(fmt::format("migrating the schema from version {} failed: {}", v, msg));
+    }
+    v = user_version(db);
+    if (v < 0 || v >= k_schema_version) {
+      std::string why = v < 0 ? sqlite3_errmsg(db) : "";
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      if (v < 0) return Error::harness(fmt::format("cannot read the schema version: {}", why));
+      if (v > k_schema_version) return newer(v);
+      break;
+    }
+    std::string sql = fmt::format("{} PRAGMA user_version = {}; PRAGMA application_id = {}; COMMIT;",
+                                  k_migrations[static_cast<std::size_t>(v)], v + 1, application_id);
+    rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    msg = err ? err : "";
+    sqlite3_free(err);
+    if (rc != SQLITE_OK) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
       return Error::harness(fmt::format("migrating the schema from version {} failed: {}", v, msg));
     }
     ++v;

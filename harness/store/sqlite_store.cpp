@@ -3,11 +3,13 @@
 #include <signal.h>
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -196,7 +198,17 @@ Status SqliteStore::init() {
                         m_path, tables.empty() ? "none" : tables));
     }
   }
-  if (auto st = exec("PRAGMA journal_mode = WAL", "switching to WAL mode"); !st) return st;
+  // Into WAL needs the file to itself, and SQLite answers "busy" at once,
+  // without its busy handler, while another connection is reading or
+  // switching it too (perfgates opening a fresh database together): asked
+  // again until the busy timeout. Once a file is in WAL this is a no-op.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(m_busy_s);;) {
+    int rc = sqlite3_exec(m_db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) break;
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= until)
+      return fail(rc, "switching to WAL mode");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   if (auto st = exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring the connection"); !st)
     return st;
   if (auto st = migrate(m_db, k_application_id); !st) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include "harness/store/schema.hpp"
@@ -572,6 +573,51 @@ TEST_CASE("a database from a newer perfgate is refused", "[store]") {
     CHECK(test::pg_query(spec, "SELECT version FROM perfgate_schema") == std::to_string(newer));
     CHECK(test::pg_query(spec, "SELECT count(*) FROM runs") == "1");
   }
+}
+
+TEST_CASE("perfgates opening a fresh SQLite database at once all get it, migrated once", "[store]") {
+  // Two bisects (or runs) started together on a new file: each reads the
+  // schema version, and all but the first find it migrated by the time
+  // they hold the write lock.
+  test::TempDir tmp("store-race");
+  constexpr int k_rounds = 12, k_processes = 6;
+  for (int round = 0; round < k_rounds; ++round) {
+    const std::string db = (tmp / fmt::format("race-{}.db", round)).string();
+    int go[2], report[2];
+    REQUIRE(::pipe(go) == 0);
+    REQUIRE(::pipe(report) == 0);
+    std::vector<pid_t> kids;
+    for (int k = 0; k < k_processes; ++k) {
+      pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        ::close(go[1]);
+        char c;
+        (void)!::read(go[0], &c, 1);  // every process opens at once, when the parent lets go
+        auto st = store::open_store(db);
+        if (!st) (void)!::write(report[1], st.error().message.data(), st.error().message.size());
+        ::_exit(st ? 0 : 1);
+      }
+      kids.push_back(pid);
+    }
+    ::close(go[0]);
+    ::close(report[1]);
+    ::close(go[1]);  // go
+    int failed = 0;
+    for (pid_t pid : kids) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    std::string messages;
+    char buf[512];
+    for (ssize_t n; (n = ::read(report[0], buf, sizeof buf)) > 0;) messages.append(buf, static_cast<std::size_t>(n));
+    ::close(report[0]);
+    INFO("round " << round << ": " << messages);
+    REQUIRE(failed == 0);
+  }
+  auto st = open_store((tmp / "race-0.db").string());
+  CHECK(st->begin_run(make_run("s")));
 }
 
 TEST_CASE("an empty file becomes a new database", "[store]") {
