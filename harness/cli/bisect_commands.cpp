@@ -157,6 +157,7 @@ int do_bisect(State& s) {
   util::install_interrupt_handlers();
   exec::ProcessLauncher launcher;
   runner::BisectProgressFn progress;
+  if (!s.quiet) req.run.progress = &std::cerr;  // the oracle's notes (a worktree another bisect holds)
   if (!s.quiet)
     progress = [](const analysis::BisectProgress& p, const runner::BisectReport& r) {
       const std::size_t last = r.commits.empty() ? 0 : r.commits.size() - 1;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "harness/suite/placeholders.hpp"
 #include "harness/suite/plan.hpp"
 #include "harness/util/environment.hpp"
+#include "harness/util/file_lock.hpp"
 #include "harness/util/interrupt.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/time.hpp"
@@ -76,6 +78,12 @@ class GitOracle final : public analysis::BisectOracle {
   Expected<bool> build(std::size_t i) override {
     auto& c = m_report.commits[i];
     if (!m_worktree_of[i].empty()) return true;
+    // Two bisects of one repository share the worktrees folder (two
+    // engineers, two CI jobs chasing one red night): while one holds a
+    // commit's lock the other neither rebuilds nor replaces that worktree,
+    // and finds the first one's build in the cache once it has the lock.
+    auto held = lock_commit(c.sha);
+    if (!held) return held.error();
     auto tree = git(m_req.repo, {"rev-parse", c.sha + "^{tree}"});
     if (!tree.ok())
       return Error::harness(fmt::format("git cannot read the tree of {}: {}", c.sha, why_git_failed(tree)));
@@ -214,6 +222,25 @@ class GitOracle final : public analysis::BisectOracle {
   void prefetch(std::size_t i, analysis::BisectRun r) { m_prefetched[i].push_back(std::move(r)); }
 
  private:
+  Expected<util::FileLock> lock_commit(const std::string& sha) {
+    std::error_code ec;
+    fs::create_directories(m_worktrees, ec);
+    if (ec) return Error::harness(fmt::format("cannot create the worktrees folder {}: {}", m_worktrees, ec.message()));
+    const std::string path = (fs::path(m_worktrees) / (sha.substr(0, 12) + ".lock")).string();
+    util::FileLock::WaitOptions wo;
+    wo.what = "the worktree of " + sha.substr(0, 12);
+    wo.give_up = [] { return util::interrupt_count() > 0; };
+    wo.on_wait = [&] {
+      if (m_req.run.progress)
+        *m_req.run.progress << fmt::format("bisect: waiting for another bisect building {} ({})\n", sha.substr(0, 10),
+                                           path)
+                            << std::flush;
+    };
+    auto lock = util::FileLock::acquire(path, wo);
+    if (!lock && util::interrupt_count() > 0) return Error::harness(k_interrupted);
+    return lock;
+  }
+
   Status worktree(const std::string& sha, const fs::path& wt) {
     std::error_code ec;
     if (fs::exists(wt / ".git", ec)) {

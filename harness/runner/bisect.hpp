@@ -33,7 +33,8 @@ struct BisectRequest {
   std::string metric;         // empty: the configuration's primary metric
   std::string worktrees_dir;  // empty: <artifacts_root>/bisect/worktrees
   analysis::BisectOptions search;
-  RunOptions run;  // artifacts_root, command_line; progress is unused (see on_progress)
+  RunOptions run;  // artifacts_root, command_line; progress: notes of the build (a worktree another bisect holds),
+                   // not the trials' lines (see on_progress)
 };
 
 struct BisectCommit {

@@ -3,18 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
+#include "harness/util/file_lock.hpp"
 #include "harness/util/strings.hpp"
 
 namespace perfgate::runner {
@@ -121,30 +116,15 @@ std::size_t pick_trial(const model::Plan& plan, const std::vector<std::size_t>& 
   return best;
 }
 
-DeviceLock::DeviceLock(DeviceLock&& other) noexcept : m_fds(std::move(other.m_fds)) { other.m_fds.clear(); }
-
-DeviceLock& DeviceLock::operator=(DeviceLock&& other) noexcept {
-  if (this != &other) {
-    release();
-    m_fds = std::move(other.m_fds);
-    other.m_fds.clear();
-  }
-  return *this;
-}
-
-DeviceLock::~DeviceLock() { release(); }
-
-void DeviceLock::release() {
-  for (int fd : m_fds) ::close(fd);  // closing the descriptor drops its flock
-  m_fds.clear();
-}
+void DeviceLock::release() { m_locks.clear(); }
 
 namespace {
 
-// Locks every device of the slot into `fds`; on failure closes what it took.
-Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
-                    const std::function<void(int, const std::string&)>& on_wait, const std::function<bool()>& give_up,
-                    std::vector<int>& fds) {
+// Locks every device of the slot, in device order (two perfgates asking for
+// overlapping slots cannot each hold what the other waits for).
+Expected<std::vector<util::FileLock>> lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
+                                                   const std::function<void(int, const std::string&)>& on_wait,
+                                                   const std::function<bool()>& give_up) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     fs::create_directories(dir, ec);
@@ -154,38 +134,19 @@ Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
   }
   std::vector<int> ids = slot.devices;
   std::sort(ids.begin(), ids.end());
-  auto fail = [&](Error e) -> Status {
-    for (int fd : fds) ::close(fd);
-    fds.clear();
-    return e;
-  };
+  std::vector<util::FileLock> locks;  // what was taken is let go on an error
   for (int id : ids) {
     const std::string path = (fs::path(dir) / fmt::format("{}-{}.lock", slot.kind, id)).string();
-    // Readable and writable by every user of the node: the lock is shared
-    // by every perfgate there, whoever started it.
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0)
-      return fail(Error::harness(fmt::format("cannot open the lock file {}: {}", path, std::strerror(errno))));
-    fds.push_back(fd);
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) continue;
-    if (errno != EWOULDBLOCK)
-      return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
-    if (!wait) return fail(Error::harness(fmt::format("{} {} is held by another process ({})", slot.kind, id, path)));
-    // Polled rather than a blocking flock: Ctrl-C must end the wait, and the
-    // handlers restart interrupted calls. The message waits a second: a
-    // trial another slot of this perfgate is starting holds a copy of every
-    // descriptor between fork and exec, a lock just released among them.
-    int polls = 0;
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR)
-        return fail(Error::harness(fmt::format("cannot lock {}: {}", path, std::strerror(errno))));
-      if (give_up && give_up())
-        return fail(Error::harness(fmt::format("stopped while waiting for {} {} ({})", slot.kind, id, path)));
-      if (++polls == 20 && on_wait) on_wait(id, path);
-      ::usleep(50'000);
-    }
+    util::FileLock::WaitOptions wo;
+    wo.wait = wait;
+    wo.what = fmt::format("{} {}", slot.kind, id);
+    wo.give_up = give_up;
+    if (on_wait) wo.on_wait = [&on_wait, id, path] { on_wait(id, path); };
+    auto lock = util::FileLock::acquire(path, wo);
+    if (!lock) return lock.error();
+    locks.push_back(std::move(*lock));
   }
-  return Ok{};
+  return locks;
 }
 
 }  // namespace
@@ -193,18 +154,18 @@ Status lock_devices(const std::string& dir, const model::Slot& slot, bool wait,
 Expected<DeviceLock> DeviceLock::acquire(const std::string& dir, const model::Slot& slot,
                                          const std::function<void(int, const std::string&)>& on_wait,
                                          const std::function<bool()>& give_up) {
-  std::vector<int> fds;
-  if (auto s = lock_devices(dir, slot, true, on_wait, give_up, fds); !s) return s.error();
+  auto locks = lock_devices(dir, slot, true, on_wait, give_up);
+  if (!locks) return locks.error();
   DeviceLock lock;
-  lock.m_fds = std::move(fds);
+  lock.m_locks = std::move(*locks);
   return lock;
 }
 
 Expected<DeviceLock> DeviceLock::try_acquire(const std::string& dir, const model::Slot& slot) {
-  std::vector<int> fds;
-  if (auto s = lock_devices(dir, slot, false, {}, {}, fds); !s) return s.error();
+  auto locks = lock_devices(dir, slot, false, {}, {});
+  if (!locks) return locks.error();
   DeviceLock lock;
-  lock.m_fds = std::move(fds);
+  lock.m_locks = std::move(*locks);
   return lock;
 }
 

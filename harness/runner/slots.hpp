@@ -13,6 +13,7 @@
 #include "harness/model/plan.hpp"
 #include "harness/model/slots.hpp"
 #include "harness/util/error.hpp"
+#include "harness/util/file_lock.hpp"
 
 namespace perfgate::runner {
 
@@ -54,11 +55,6 @@ std::size_t pick_trial(const model::Plan& plan, const std::vector<std::size_t>& 
 class DeviceLock {
  public:
   DeviceLock() = default;
-  DeviceLock(DeviceLock&& other) noexcept;
-  DeviceLock& operator=(DeviceLock&& other) noexcept;
-  DeviceLock(const DeviceLock&) = delete;
-  DeviceLock& operator=(const DeviceLock&) = delete;
-  ~DeviceLock();
 
   // Takes every device of the slot, waiting for each. `on_wait` is called
   // once per device another process holds for more than a second (a
@@ -71,11 +67,11 @@ class DeviceLock {
   // The same without waiting: an error naming the first device held elsewhere.
   static Expected<DeviceLock> try_acquire(const std::string& dir, const model::Slot& slot);
 
-  bool held() const { return !m_fds.empty(); }
+  bool held() const { return !m_locks.empty(); }
   void release();
 
  private:
-  std::vector<int> m_fds;
+  std::vector<util::FileLock> m_locks;
 };
 
 }  // namespace perfgate::runner

@@ -11,7 +11,8 @@ one at index 5 does not build.
 
 Checked: the culprit is named, its builds and trials are in the database as
 runs of kind bisect with their commits, the user's checkout is untouched, a
-second bisect builds and runs nothing, Ctrl-C keeps everything and the next
+second bisect builds and runs nothing, two bisects at once build no commit
+twice, Ctrl-C keeps everything and the next
 bisect resumes from it, --from-gate takes a red gate's ends and
 configuration (and the dashboard's trend, in headless Chromium, marks the
 culprit), and each bad input is an exit 2 with a message.
@@ -188,6 +189,29 @@ class BisectRepo(RepoMaker, PerfgateTestCase):
         self.assertGreaterEqual(rep["trials"]["reused"], kept - 5, "what ran before Ctrl-C is read back")
         self.assertGreaterEqual(rep["builds"]["cached"], 2)
         self.assertEqual([f["first"]["sha"] for f in rep["findings"] if f["kind"] == "culprit"], [self.shas[10]])
+
+    def test_two_bisects_at_once_build_each_commit_once(self):
+        # Two engineers (or two CI jobs) chase the same red night into one
+        # database and one worktrees folder. The build is slow enough (1 s)
+        # that both want the ends' worktrees at once: the second waits for the
+        # first's build of a commit and takes it from the cache.
+        suite = self.make_repo(slow_at=10)
+        argv = ["bisect", "--repo", self.repo, "--good", self.shas[0], "--bad", self.shas[-1],
+                "--build", "sleep 1 && " + BUILD, "--suite", suite, "--worktrees", self.tmp / "wt",
+                "--format", "json"]
+        both = [self.start_perfgate(*argv), self.start_perfgate(*argv)]
+        for bg in both:
+            self.assertEqual(bg.wait(240), EXIT_OK, bg.stderr())
+        reps = [json.loads(bg.stdout()) for bg in both]
+        for rep in reps:
+            self.assertEqual([f["first"]["sha"] for f in rep["findings"] if f["kind"] == "culprit"],
+                             [self.shas[10]], rep["findings"])
+        builds = self.query("SELECT git_commit, status, attempts FROM builds")
+        self.assertTrue(all(st == "ok" and n == 1 for _, st, n in builds), builds)
+        self.assertEqual(sum(r["builds"]["run"] for r in reps), len(builds),
+                         "no commit built by both: " + " | ".join(bg.stderr() for bg in both))
+        self.assertGreaterEqual(sum(r["builds"]["cached"] for r in reps), 2, "the ends, at least, from the cache")
+        self.assertRegex(both[0].stderr() + both[1].stderr(), r"waiting for another bisect building [0-9a-f]{10}")
 
     def test_from_a_red_gate_to_its_culprit(self):
         suite = self.make_repo(slow_at=10)
