@@ -463,8 +463,11 @@ int do_db(State& s) {
   auto counts = store::copy_history(
       **from, **to, [&](long long a, long long b) { std::cerr << fmt::format("run {} -> {}\n", a, b); });
   if (!counts) return fail(counts.error());
-  std::cout << fmt::format("copied {} run(s), {} trial(s), {} sample(s), {} gate(s) from {} to {}\n", counts->runs,
+  std::cout << fmt::format("copied {} run(s), {} trial(s), {} sample(s), {} gate(s) from {} to {}", counts->runs,
                            counts->trials, counts->samples, counts->gates, from_name, to_name);
+  if (counts->replaced > 0) std::cout << fmt::format("; {} of the runs replaced a half-written copy", counts->replaced);
+  if (counts->kept > 0) std::cout << fmt::format("; {} run(s) already there, left as they were", counts->kept);
+  std::cout << "\n";
   return 0;
 }
 

@@ -26,26 +26,25 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
   if (!runs) return runs.error();
   std::sort(runs->begin(), runs->end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
 
-  // Refuse before writing anything.
+  // What the target holds already, by the key ids cannot give.
   auto existing = to.find_runs(all);
   if (!existing) return existing.error();
-  std::set<RunKey> there;
-  for (const auto& r : *existing) there.insert(key_of(r));
-  int clashes = 0;
-  long long first_clash = 0;
-  for (const auto& r : *runs)
-    if (there.count(key_of(r))) {
-      if (clashes++ == 0) first_clash = r.id;
-    }
-  if (clashes > 0)
-    return Error::input(
-        fmt::format("the target already holds {} of the {} run(s) to copy (run {} of the source is "
-                    "there, same suite, start, host and pid); nothing was copied",
-                    clashes, runs->size(), first_clash));
+  std::map<RunKey, RunRecord> there;
+  for (const auto& r : *existing) there.emplace(key_of(r), r);
 
   CopyCounts counts;
   std::map<long long, long long> run_ids;  // source -> target
+  std::set<std::string> fingerprints;      // of the fleet nodes the copied trials ran on
   for (const auto& src : *runs) {
+    if (auto it = there.find(key_of(src)); it != there.end()) {
+      if (it->second.status != model::RunStatus::Running) {
+        run_ids[src.id] = it->second.id;
+        ++counts.kept;
+        continue;
+      }
+      if (auto s = to.delete_run(it->second.id); !s) return s.error();
+      ++counts.replaced;
+    }
     auto data = from.load_run(src.id);
     if (!data) return data.error();
     RunRecord rec = data->run;
@@ -81,6 +80,7 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
 
     for (auto trial : data->trials) {
       const long long src_trial = trial.id;
+      if (!trial.node_fingerprint.empty()) fingerprints.insert(trial.node_fingerprint);
       trial.run_id = *new_run;
       trial.config_id = config_ids.at(trial.config_id);
       auto new_trial = to.begin_trial(trial);
@@ -125,12 +125,28 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
     if (on_run) on_run(src.id, *new_run);
   }
 
+  // The nodes' fingerprints, which their trials name by hash.
+  for (const auto& hash : fingerprints) {
+    auto json = from.node_fingerprint(hash);
+    if (!json) return json.error();
+    if (json->empty()) continue;
+    if (auto s = to.save_node_fingerprint(hash, *json); !s) return s.error();
+  }
+
   // Gates last: their baselines name runs, all of which now have target ids.
+  // A gate the target holds (same run, same moment) is not saved again: a
+  // copy cut off among the gates is finished by the next.
   for (const auto& src : *runs) {
     auto gates = from.load_gates(src.id);
     if (!gates) return gates.error();
+    if (gates->empty()) continue;
+    auto held = to.load_gates(run_ids.at(src.id));
+    if (!held) return held.error();
+    std::set<double> held_at;
+    for (const auto& g : *held) held_at.insert(g.created_at);
     std::reverse(gates->begin(), gates->end());  // oldest first, as they were made
     for (auto g : *gates) {
+      if (held_at.count(g.created_at)) continue;
       g.run_id = run_ids.at(g.run_id);
       for (auto& b : g.baseline_runs)
         if (auto it = run_ids.find(b); it != run_ids.end()) b = it->second;

@@ -115,6 +115,7 @@ class PgStore final : public Store {
   Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) override;
   Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) override;
   Status finish_run(long long run_id, model::RunStatus status, double ended_at) override;
+  Status delete_run(long long run_id) override;
   Expected<long long> config_id(const std::string& workload, const std::string& params_json) override;
   Expected<long long> metric_id(const model::MetricInfo& info) override;
   Expected<long long> begin_trial(const model::TrialRecord& trial) override;
@@ -379,6 +380,25 @@ Status PgStore::finish_run(long long run_id, model::RunStatus status, double end
     auto t = pg::exec(m_conn.get(), "UPDATE trials SET status = 'interrupted' WHERE run_id = $1 AND status = 'running'",
                       pg::Params().add(run_id));
     if (!t.ok()) return fail(t, "closing the run's trials");
+    return Ok{};
+  });
+}
+
+Status PgStore::delete_run(long long run_id) {
+  std::lock_guard lock(m_mu);
+  return transaction("deleting a run", [&]() -> Status {
+    // As on SQLite: samples through their trial's ord range, the queue and
+    // jobs by hand, the rest by ON DELETE CASCADE.
+    for (const char* sql : {
+             "DELETE FROM samples s USING trials t WHERE t.run_id = $1 AND s.ord BETWEEN t.samples_first_rowid "
+             "AND t.samples_last_rowid AND s.trial_id = t.id",
+             "DELETE FROM trial_queue WHERE run_id = $1",
+             "DELETE FROM fleet_jobs WHERE run_id = $1",
+             "DELETE FROM runs WHERE id = $1",
+         }) {
+      auto r = pg::exec(m_conn.get(), sql, pg::Params().add(run_id));
+      if (!r.ok()) return fail(r, "deleting a run");
+    }
     return Ok{};
   });
 }

@@ -93,6 +93,7 @@ class SqliteStore final : public Store {
   Status update_run_plan(long long run_id, const std::string& plan_json, const std::string& artifacts_dir) override;
   Status set_primary_metrics(long long run_id, const std::vector<std::pair<long long, std::string>>& primary) override;
   Status finish_run(long long run_id, model::RunStatus status, double ended_at) override;
+  Status delete_run(long long run_id) override;
   Expected<long long> config_id(const std::string& workload, const std::string& params_json) override;
   Expected<long long> metric_id(const model::MetricInfo& info) override;
   Expected<long long> begin_trial(const model::TrialRecord& t) override;
@@ -283,6 +284,27 @@ Status SqliteStore::finish_run(long long run_id, model::RunStatus status, double
     Stmt t(m_db, "UPDATE trials SET status = 'interrupted' WHERE run_id = ? AND status = 'running'");
     t.bind(1, run_id);
     if (int rc = t.step(); rc != SQLITE_DONE) return fail(rc, "closing the run's trials");
+    return Ok{};
+  });
+}
+
+Status SqliteStore::delete_run(long long run_id) {
+  std::lock_guard lock(m_mu);
+  return transaction("deleting a run", [&]() -> Status {
+    // Samples have no foreign key (rows.hpp, schema.cpp: found through their
+    // trial's rowid range); the rest follow the run by ON DELETE CASCADE
+    // but the queue and jobs, which predate that habit.
+    for (const char* sql : {
+             "DELETE FROM samples WHERE rowid IN (SELECT s.rowid FROM trials t JOIN samples s ON s.rowid BETWEEN "
+             "t.samples_first_rowid AND t.samples_last_rowid AND s.trial_id = t.id WHERE t.run_id = ?1)",
+             "DELETE FROM trial_queue WHERE run_id = ?1",
+             "DELETE FROM fleet_jobs WHERE run_id = ?1",
+             "DELETE FROM runs WHERE id = ?1",
+         }) {
+      Stmt s(m_db, sql);
+      s.bind(1, run_id);
+      if (int rc = s.step(); rc != SQLITE_DONE) return fail(rc, "deleting a run");
+    }
     return Ok{};
   });
 }

@@ -153,6 +153,12 @@ class Store {
   virtual Status set_primary_metrics(long long run_id,
                                      const std::vector<std::pair<long long, std::string>>& primary) = 0;
   virtual Status finish_run(long long run_id, model::RunStatus status, double ended_at) = 0;
+  // Removes a run and everything recorded under it (trials, raw samples,
+  // summaries, tags, its gates and their verdicts, its queue and jobs) in
+  // one transaction: how `perfgate db copy` replaces a run an earlier copy
+  // left half-written. Gates of other runs that named it as a baseline keep
+  // their verdicts.
+  virtual Status delete_run(long long run_id) = 0;
   virtual Expected<long long> config_id(const std::string& workload, const std::string& params_json) = 0;
   // Registers a metric (or updates its unit / direction) and returns its id.
   virtual Expected<long long> metric_id(const model::MetricInfo& info) = 0;

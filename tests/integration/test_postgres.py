@@ -135,16 +135,33 @@ workloads:
         trials = self.query("SELECT count(*) FROM trials", db=sqlite_db)[0][0]
         self.assertIn(f"copied 2 run(s), {trials} trial(s)", r.stdout)
         self.assertIn("1 gate(s)", r.stdout)
-        # A second copy would duplicate the history: refused, nothing written.
+        # A second copy finds both runs there and writes nothing.
         again = self.perfgate("db", "copy", sqlite_db, self.url, db=False)
-        self.assertExit(again, EXIT_INPUT)
-        self.assertIn("already holds 2 of the 2 run(s)", again.stderr)
+        self.assertExit(again, EXIT_OK)
+        self.assertIn("copied 0 run(s)", again.stdout)
+        self.assertIn("2 run(s) already there", again.stdout)
         self.assertEqual(psql(self.url, "SELECT count(*) FROM runs"), "2")
+        self.assertEqual(psql(self.url, "SELECT count(*) FROM gates"), "1")
+        # A copy cut off inside run 2 (the link went down): the run is left
+        # "running" with part of its trials. Copying again replaces it whole.
+        whole = {q: psql(self.url, q) for q in ("SELECT count(*) FROM trials", "SELECT count(*) FROM samples",
+                                                "SELECT count(*) FROM trial_summaries", "SELECT count(*) FROM verdicts")}
+        psql(self.url, "DELETE FROM gates")
+        psql(self.url, "UPDATE runs SET status = 'running' WHERE id = 2")
+        psql(self.url, "DELETE FROM samples WHERE trial_id IN (SELECT id FROM trials WHERE run_id = 2 AND seq > 1)")
+        psql(self.url, "DELETE FROM trials WHERE run_id = 2 AND seq > 1")
+        resumed = self.perfgate("db", "copy", sqlite_db, self.url, db=False)
+        self.assertExit(resumed, EXIT_OK)
+        self.assertIn("copied 1 run(s)", resumed.stdout)
+        self.assertIn("1 of the runs replaced a half-written copy", resumed.stdout)
+        self.assertIn("1 run(s) already there", resumed.stdout)
+        self.assertEqual(psql(self.url, "SELECT string_agg(status, ',' ORDER BY id) FROM runs"), "completed,completed")
+        self.assertEqual({q: psql(self.url, q) for q in whole}, whole, "the history whole again, nothing twice")
         back = self.tmp / "back.db"
         self.assertExit(self.perfgate("db", "copy", self.url, back, db=False), EXIT_OK)
 
         def normal(db):
-            show = json.loads(self.perfgate("show", "2", "--format", "json", db=db).stdout)
+            show = json.loads(self.perfgate("show", "latest", "--format", "json", db=db).stdout)
 
             def strip(o):
                 if isinstance(o, dict):

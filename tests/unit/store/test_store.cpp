@@ -367,6 +367,75 @@ TEST_CASE("list_runs counts ok and failed trials", "[store]") {
   for (const auto& row : *alpha) CHECK(row.run.suite == "alpha");
 }
 
+TEST_CASE("delete_run takes a run and all under it, and leaves the run beside it whole", "[store]") {
+  BOTH_BACKENDS;
+  test::TempDir tmp("store-delete");
+  auto st = open_store(test::database_for(backend, tmp / "d.db"));
+  auto config = st->config_id("train", "{}");
+  auto metric = st->metric_id({"step_time_ms", "ms", model::Better::Lower});
+  REQUIRE(config);
+  REQUIRE(metric);
+  // Two runs, their trials' samples interleaved (slots writing side by side).
+  std::vector<long long> runs, trials;
+  for (int r = 0; r < 2; ++r) {
+    auto rec = make_run("s", {"nightly"});
+    rec.started_at += r;
+    auto id = st->begin_run(rec);
+    REQUIRE(id);
+    runs.push_back(*id);
+    model::TrialRecord t;
+    t.run_id = *id;
+    t.config_id = *config;
+    auto tid = st->begin_trial(t);
+    REQUIRE(tid);
+    trials.push_back(*tid);
+  }
+  for (int batch = 0; batch < 3; ++batch)
+    for (std::size_t r = 0; r < 2; ++r) {
+      std::vector<store::SampleRow> rows;
+      for (int i = 0; i < 4; ++i)
+        rows.push_back({*metric, batch * 4 + i, 0.1 * (batch * 4 + i), 10.0 * static_cast<double>(r + 1) + i});
+      REQUIRE(st->append_samples(trials[r], rows));
+    }
+  for (std::size_t r = 0; r < 2; ++r) {
+    model::TrialRecord t;
+    t.id = trials[r];
+    t.run_id = runs[r];
+    t.status = model::TrialStatus::Ok;
+    t.summaries = {summary("step_time_ms", 10.0 * static_cast<double>(r + 1))};
+    REQUIRE(st->finish_trial(t, std::vector<long long>{*metric}));
+    REQUIRE(st->finish_run(runs[r], model::RunStatus::Completed, 1700000100));
+  }
+  store::GateRecord g;
+  g.run_id = runs[0];
+  g.created_at = 1700000200;
+  g.baseline = "tag:nightly";
+  g.baseline_runs = {runs[1]};
+  g.outcome = "pass";
+  REQUIRE(st->save_gate(g));
+
+  REQUIRE(st->delete_run(runs[0]));
+  auto gone = st->load_run(runs[0]);
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().kind == ErrorKind::Input);
+  auto samples_gone = st->load_samples(trials[0], *metric);
+  REQUIRE(samples_gone);
+  CHECK(samples_gone->empty());
+  auto kept = st->load_run(runs[1]);
+  REQUIRE(kept);
+  REQUIRE(kept->trials.size() == 1);
+  CHECK(kept->trials[0].summaries.size() == 1);
+  CHECK(kept->run.tags == std::vector<std::string>{"nightly"});
+  auto kept_samples = st->load_samples(trials[1], *metric);
+  REQUIRE(kept_samples);
+  REQUIRE(kept_samples->size() == 12);
+  CHECK(kept_samples->front().value == 20.0);
+  CHECK(kept_samples->back().value == 23.0);
+  auto latest = st->resolve_run("latest:nightly");
+  REQUIRE(latest);
+  CHECK(*latest == runs[1]);
+}
+
 TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-resolve");
