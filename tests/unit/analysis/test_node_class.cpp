@@ -17,8 +17,6 @@ using namespace perfgate;
 
 namespace {
 
-#define BOTH_BACKENDS const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql")
-
 const std::string k_pool_a = R"({"cpu_model":"Kunpeng-920","hostname_class":"pool-a","npus":["910B2C"]})";
 const std::string k_pool_b = R"({"cpu_model":"Kunpeng-920","hostname_class":"pool-b","npus":["910B3"]})";
 

@@ -17,12 +17,6 @@ using namespace perfgate;
 
 namespace {
 
-std::unique_ptr<store::Store> open(const std::string& spec) {
-  auto s = store::open_store(spec);
-  if (!s) FAIL("open_store: " << s.error().message);
-  return std::move(*s);
-}
-
 // A finished run of `trials` ok trials on fleet node "fp-node-a", 5 samples each.
 void finished_run(store::Store& st, double started_at, int trials) {
   store::RunRecord r;
@@ -62,12 +56,12 @@ void finished_run(store::Store& st, double started_at, int trials) {
 
 TEST_CASE("db copy: again is a no-op, a half-written run is copied again, node fingerprints go along",
           "[store][copy]") {
-  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  BOTH_BACKENDS;
   test::TempDir tmp("copy");
-  auto from = open((tmp / "from.db").string());
+  auto from = test::open_or_fail((tmp / "from.db").string());
   finished_run(*from, 1700000000, 3);
   finished_run(*from, 1700000100, 4);
-  auto to = open(test::database_for(backend, tmp / "to.db"));
+  auto to = test::open_or_fail(test::database_for(backend, tmp / "to.db"));
 
   auto once = store::copy_history(*from, *to);
   REQUIRE(once);

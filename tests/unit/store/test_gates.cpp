@@ -17,12 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<store::Store> open_at(const std::string& spec) {
-  auto s = store::open_store(spec);
-  if (!s) FAIL("open_store: " << s.error().message);
-  return std::move(*s);
-}
-
 long long add_run(store::Store& st, const std::string& suite, std::vector<std::string> tags, const std::string& commit,
                   const std::string& fp_hash, model::RunStatus status = model::RunStatus::Completed) {
   store::RunRecord r;
@@ -44,9 +38,9 @@ long long add_run(store::Store& st, const std::string& suite, std::vector<std::s
 }  // namespace
 
 TEST_CASE("find_runs filters by suite, tag, commit prefix, age and status", "[store]") {
-  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  BOTH_BACKENDS;
   test::TempDir dir("gates");
-  auto st = open_at(test::database_for(backend, dir / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, dir / "p.db"));
   long long a = add_run(*st, "nightly", {"nightly"}, "aaaa1111", "m1");
   long long b = add_run(*st, "nightly", {"nightly", "x"}, "bbbb2222", "m1");
   long long c = add_run(*st, "nightly", {"adhoc"}, "aaaa3333", "m1");
@@ -97,9 +91,9 @@ TEST_CASE("find_runs filters by suite, tag, commit prefix, age and status", "[st
 }
 
 TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
-  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  BOTH_BACKENDS;
   test::TempDir dir("gates");
-  auto st = open_at(test::database_for(backend, dir / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, dir / "p.db"));
   long long base = add_run(*st, "s", {}, "a", "m");
   long long cand = add_run(*st, "s", {}, "b", "m");
 
@@ -178,7 +172,7 @@ TEST_CASE("a gate and its verdicts round-trip through the store", "[store]") {
 TEST_CASE("a version 1 database is migrated and keeps its runs", "[store]") {
   test::TempDir dir("gates");
   fs::copy_file(fs::path(perfgate::test::data_dir()) / "store" / "v1.db", dir / "old.db");
-  auto st = open_at((dir / "old.db").string());
+  auto st = test::open_or_fail((dir / "old.db").string());
   auto runs = st->list_runs(10, "");
   REQUIRE(runs.has_value());
   REQUIRE(runs->size() == 1);
@@ -196,13 +190,13 @@ TEST_CASE("a version 1 database is migrated and keeps its runs", "[store]") {
 }
 
 TEST_CASE("a version 6 database's verdicts survive the node-class key of version 7, in order", "[store]") {
-  const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql");
+  BOTH_BACKENDS;
   test::TempDir dir("gates-v6");
   const auto path = dir / "p.db";
   const std::string spec = test::database_for(backend, path);
   long long cand = 0;
   {
-    auto st = open_at(spec);
+    auto st = test::open_or_fail(spec);
     add_run(*st, "s", {}, "a", "m");
     cand = add_run(*st, "s", {}, "b", "m");
     store::GateRecord g;
@@ -248,7 +242,7 @@ TEST_CASE("a version 6 database's verdicts survive the node-class key of version
                    "ALTER TABLE verdicts ADD PRIMARY KEY (gate_id, config_id, metric_id); "
                    "DROP TABLE builds; DROP TABLE bisects; UPDATE perfgate_schema SET version = 6");
   }
-  auto st = open_at(spec);
+  auto st = test::open_or_fail(spec);
   auto gates = st->load_gates(cand);
   REQUIRE(gates);
   REQUIRE(gates->size() == 1);

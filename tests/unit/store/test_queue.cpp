@@ -18,14 +18,6 @@ using namespace perfgate;
 
 namespace {
 
-#define BOTH_BACKENDS const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql")
-
-std::unique_ptr<store::Store> open(const std::string& spec) {
-  auto s = store::open_store(spec);
-  if (!s) FAIL("open_store: " << s.error().message);
-  return std::move(*s);
-}
-
 struct Queued {
   std::unique_ptr<store::Store> st;
   long long run = 0;
@@ -36,7 +28,7 @@ struct Queued {
 // pid: the submitter's (default: this test, alive).
 Queued queued_run(const std::string& spec, int n, int attempts, pid_t pid = ::getpid()) {
   Queued q;
-  q.st = open(spec);
+  q.st = test::open_or_fail(spec);
   store::RunRecord r;
   r.suite = "fleet";
   r.started_at = 1700000000;

@@ -22,15 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<store::Store> open_store(const std::string& spec) {
-  auto s = store::open_store(spec);
-  if (!s) FAIL("open_store: " << s.error().message);
-  return std::move(*s);
-}
-
-// Every test below that is not about SQLite files runs on both backends.
-#define BOTH_BACKENDS const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql")
-
 RunRecord make_run(const std::string& suite, std::vector<std::string> tags = {}) {
   RunRecord r;
   r.suite = suite;
@@ -102,7 +93,7 @@ TEST_CASE("a run round-trips through the store", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store");
   auto db = tmp / "results" / "perfgate.db";  // the parent directory is created
-  auto st = open_store(test::database_for(backend, db));
+  auto st = test::open_or_fail(test::database_for(backend, db));
   if (backend == "sqlite") REQUIRE(fs::exists(db));
 
   auto rec = make_run("nightly", {"nightly", "ci", "nightly"});
@@ -288,7 +279,7 @@ TEST_CASE("a NaN trial summary comes back as NaN, not 0", "[store]") {
   // A loss that went NaN gives NaN summaries; reading them back as 0 would
   // show a perfect loss instead of a broken run.
   test::TempDir tmp("store-nan");
-  auto st = open_store(test::database_for(backend, tmp / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "p.db"));
   auto run = st->begin_run(make_run("s"));
   REQUIRE(run.has_value());
   auto cfg = st->config_id("w", "{}");
@@ -317,7 +308,7 @@ TEST_CASE("a NaN trial summary comes back as NaN, not 0", "[store]") {
 TEST_CASE("list_runs counts ok and failed trials", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-list");
-  auto st = open_store(test::database_for(backend, tmp / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "p.db"));
   auto r1 = st->begin_run(make_run("alpha"));
   auto r2 = st->begin_run(make_run("beta", {"nightly"}));
   auto r3 = st->begin_run(make_run("alpha"));
@@ -370,7 +361,7 @@ TEST_CASE("list_runs counts ok and failed trials", "[store]") {
 TEST_CASE("delete_run takes a run and all under it, and leaves the run beside it whole", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-delete");
-  auto st = open_store(test::database_for(backend, tmp / "d.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "d.db"));
   auto config = st->config_id("train", "{}");
   auto metric = st->metric_id({"step_time_ms", "ms", model::Better::Lower});
   REQUIRE(config);
@@ -439,7 +430,7 @@ TEST_CASE("delete_run takes a run and all under it, and leaves the run beside it
 TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-resolve");
-  auto st = open_store(test::database_for(backend, tmp / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "p.db"));
 
   SECTION("an empty store has no latest run") {
     auto r = st->resolve_run("latest");
@@ -508,7 +499,7 @@ TEST_CASE("resolve_run: id, latest, latest:TAG and errors", "[store]") {
 TEST_CASE("resolve_run of a huge number is an input error, not an exception", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-huge");
-  auto st = open_store(test::database_for(backend, tmp / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "p.db"));
   REQUIRE(st->begin_run(make_run("s")).has_value());
   Expected<long long> r = Error::harness("not called");
   REQUIRE_NOTHROW(r = st->resolve_run("99999999999999999999999"));
@@ -521,15 +512,15 @@ TEST_CASE("every database has its own id, kept across reopening", "[store]") {
   test::TempDir tmp("store-id");
   std::string first;
   {
-    auto st = open_store(test::database_for(backend, tmp / "a.db"));
+    auto st = test::open_or_fail(test::database_for(backend, tmp / "a.db"));
     auto id = st->store_id();
     REQUIRE(id.has_value());
     CHECK(id->size() == 12);
     CHECK(id->find_first_not_of("0123456789abcdef") == std::string::npos);
     first = *id;
   }
-  CHECK(*open_store(test::database_for(backend, tmp / "a.db"))->store_id() == first);
-  CHECK(*open_store(test::database_for(backend, tmp / "b.db"))->store_id() != first);
+  CHECK(*test::open_or_fail(test::database_for(backend, tmp / "a.db"))->store_id() == first);
+  CHECK(*test::open_or_fail(test::database_for(backend, tmp / "b.db"))->store_id() != first);
 }
 
 TEST_CASE("reopening a database keeps its data and schema version", "[store]") {
@@ -547,14 +538,14 @@ TEST_CASE("reopening a database keeps its data and schema version", "[store]") {
   };
   long long run = 0;
   {
-    auto st = open_store(spec);
+    auto st = test::open_or_fail(spec);
     auto r = st->begin_run(make_run("s", {"x"}));
     REQUIRE(r.has_value());
     run = *r;
   }
   CHECK(version() == store::k_schema_version);
   for (int i = 0; i < 2; ++i) {
-    auto st = open_store(spec);
+    auto st = test::open_or_fail(spec);
     auto data = st->load_run(run);
     REQUIRE(data.has_value());
     CHECK(data->run.suite == "s");
@@ -623,7 +614,7 @@ TEST_CASE("a database from a newer perfgate is refused", "[store]") {
   auto path = tmp / "p.db";
   const std::string spec = test::database_for(backend, path);
   {
-    auto st = open_store(spec);
+    auto st = test::open_or_fail(spec);
     REQUIRE(st->begin_run(make_run("s")).has_value());
   }
   const int newer = store::k_schema_version + 1;
@@ -685,7 +676,7 @@ TEST_CASE("perfgates opening a fresh SQLite database at once all get it, migrate
     INFO("round " << round << ": " << messages);
     REQUIRE(failed == 0);
   }
-  auto st = open_store((tmp / "race-0.db").string());
+  auto st = test::open_or_fail((tmp / "race-0.db").string());
   CHECK(st->begin_run(make_run("s")));
 }
 
@@ -693,14 +684,14 @@ TEST_CASE("an empty file becomes a new database", "[store]") {
   test::TempDir tmp("store-empty");
   auto path = tmp / "p.db";
   test::write_file(path, "");
-  auto st = open_store(path.string());
+  auto st = test::open_or_fail(path.string());
   CHECK(st->begin_run(make_run("s")).has_value());
 }
 
 TEST_CASE("close_abandoned_runs marks runs of dead perfgates interrupted", "[store]") {
   BOTH_BACKENDS;
   test::TempDir tmp("store-abandoned");
-  auto st = open_store(test::database_for(backend, tmp / "p.db"));
+  auto st = test::open_or_fail(test::database_for(backend, tmp / "p.db"));
   auto cfg = st->config_id("w", "{}");
   REQUIRE(cfg.has_value());
 

@@ -71,4 +71,10 @@ std::string database_for(const std::string& backend, const std::filesystem::path
   return spec;
 }
 
+std::unique_ptr<store::Store> open_or_fail(const std::string& spec) {
+  auto s = store::open_store(spec);
+  if (!s) FAIL("open_store " << spec << ": " << s.error().message);
+  return std::move(*s);
+}
+
 }  // namespace perfgate::test

@@ -4,7 +4,14 @@
 // "postgres", scripts/services/postgres.sh) and names in PERFGATE_TEST_PG.
 
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "harness/store/store.hpp"
+
+// The backend of a test that runs on both, as Catch2 generates it: the
+// test case runs once with backend == "sqlite", once with "postgresql".
+#define BOTH_BACKENDS const std::string backend = GENERATE(as<std::string>{}, "sqlite", "postgresql")
 
 namespace perfgate::test {
 
@@ -12,6 +19,9 @@ namespace perfgate::test {
 // itself, or a new, empty PostgreSQL database made the first time `path` is
 // asked for (the same one after). Fails the test when there is no server.
 std::string database_for(const std::string& backend, const std::filesystem::path& path);
+
+// Opens (creating or upgrading) the store `spec`; fails the test when it cannot.
+std::unique_ptr<store::Store> open_or_fail(const std::string& spec);
 
 // Runs SQL on the PostgreSQL database `spec` outside perfgate; returns the
 // first column of the first row ("" when none).
