@@ -111,6 +111,11 @@ struct GateOutcome {
 
 Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt);
 
+// The level of the adaptive mode's last look, which decides: the policy's
+// FDR less the share its interim looks spend (adaptive_gate). Resolution is
+// judged here whenever the mode may look more than once.
+model::GatePolicy adaptive_final_policy(const model::GatePolicy& policy);
+
 // How many times the adaptive mode may look at the data: once, then once per
 // batch of max_batch trials until the configuration with fewest candidate
 // trials reaches max_trials.

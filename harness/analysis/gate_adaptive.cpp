@@ -32,6 +32,13 @@ std::vector<TrialRequest> adaptive_requests(const std::vector<Comparison>& cs, c
     bool needs_resolution = c.underpowered && c.trials_for_resolution > 0 && c.verdict != VerdictKind::Regression &&
                             c.verdict != VerdictKind::Failed && c.verdict != VerdictKind::Missing;
     if (!suspicious && !needs_resolution && !(c.verdict == VerdictKind::Inconclusive && may_regress)) continue;
+    // No number of trials within the budget lets this comparison reach the
+    // level a lone regression needs (its baseline is too small): it ends
+    // underpowered whatever they show, and the gate fails naming the trials
+    // that would, so none are spent on it. (A nightly's first night, one
+    // baseline run of 3 trials, needs 28 against the default 20: the gate
+    // ran 17 more per configuration, then failed as it would have at once.)
+    if (c.underpowered && (c.trials_for_resolution <= 0 || c.trials_for_resolution > opt.max_trials)) continue;
     // Untested for want of baseline trials, or undecidable for the runs'
     // spread: no candidate trial can change that.
     if ((!c.tested || c.trials_cannot_decide) && c.extra_trials < 0 && !needs_resolution) continue;
@@ -66,6 +73,12 @@ int adaptive_looks(const std::vector<GateItem>& items, const AdaptiveOptions& op
   return 1 + (std::max(0, opt.max_trials - fewest) + batch - 1) / batch;
 }
 
+model::GatePolicy adaptive_final_policy(const model::GatePolicy& policy) {
+  model::GatePolicy p = policy;
+  p.fdr = 0.9 * policy.fdr;
+  return p;
+}
+
 Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy& policy, const AdaptiveOptions& opt) {
   GateOutcome g;
   std::map<std::string, int> added;
@@ -87,7 +100,7 @@ Expected<GateOutcome> adaptive_gate(TrialSource& source, const model::GatePolicy
       g.looks = adaptive_looks(items, opt);
       if (g.looks > 1) {
         interim.fdr = 0.1 * policy.fdr / (g.looks - 1);
-        final_policy.fdr = 0.9 * policy.fdr;
+        final_policy = adaptive_final_policy(policy);
       }
     }
     auto cs = evaluate_gate(items, interim).comparisons;

@@ -151,10 +151,26 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   auto first = analysis::evaluate_gate(*items, r.policy);
   auto decided = analysis::count_verdicts(first.comparisons);
   const int underpowered_first = analysis::count_underpowered(first.comparisons);
+  // Of those, the ones the trials the gate may add can bring to the level
+  // of its deciding look (adaptive_requests spends nothing on the others),
+  // and the most trials any would need there: what to suggest.
+  const auto at_final = analysis::evaluate_gate(*items, analysis::adaptive_final_policy(r.policy)).comparisons;
+  int reachable_first = 0, adaptive_need = 0;
+  for (const auto& c : at_final) {
+    if (!c.underpowered) continue;
+    reachable_first += c.trials_for_resolution > 0 && c.trials_for_resolution <= s.max_trials;
+    adaptive_need = std::max(adaptive_need, c.trials_for_resolution);
+  }
   // The policy's rerun is for resolution: a gate that already found a
   // regression or failure has its answer.
-  const bool rerun_for_resolution =
+  const bool wants_resolution =
       !s.adaptive && may_add && underpowered_first > 0 && decided.regression == 0 && decided.failed == 0;
+  const bool rerun_for_resolution = wants_resolution && reachable_first > 0;
+  if (wants_resolution && !rerun_for_resolution)
+    std::cerr << fmt::format(
+        "{} comparison(s) cannot reach the policy's level at their trial counts, nor with the {} candidate trials "
+        "per configuration the gate may run (--max-trials): none run (underpowered: adaptive)\n",
+        underpowered_first, s.max_trials);
   if (s.adaptive || rerun_for_resolution) {
     if (rerun_for_resolution)
       std::cerr << fmt::format(
@@ -204,9 +220,10 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   model::Underpowered action = policy->underpowered;
   if (action == model::Underpowered::Adaptive) action = model::Underpowered::Fail;
   if (r.underpowered > 0) {
-    int most = 0;
+    // The trials to suggest are those the adaptive mode's deciding look needs.
+    int most = r.adaptive ? 0 : adaptive_need;
     for (const auto& c : r.comparisons)
-      if (c.underpowered) most = std::max(most, c.trials_for_resolution);
+      if (c.underpowered && r.adaptive) most = std::max(most, c.trials_for_resolution);
     std::string why =
         policy->underpowered == model::Underpowered::Adaptive && !rerunnable
             ? fmt::format(" (its suite {} cannot be rerun)", cand->run.suite_path.empty() ? "-" : cand->run.suite_path)

@@ -261,6 +261,31 @@ TEST_CASE("the adaptive gate stops at max_trials when nothing decides", "[gate]"
   CHECK(at_cap > 0);
 }
 
+TEST_CASE("the adaptive gate spends nothing on a comparison no trial within its budget can make decidable", "[gate]") {
+  // One baseline run of 3 trials, 16 configurations: a lone regression
+  // needs more candidate trials than the budget allows, so none are run and
+  // the gate ends as it began, underpowered, naming the trials that would do.
+  std::vector<GateItem> items;
+  for (int i = 0; i < 16; ++i)
+    items.push_back(item(std::to_string(i), "step_time_ms", Better::Lower, noisy(100, 0.02, 3, 40 + i),
+                         noisy(100, 0.02, 3, 60 + i)));
+  const auto policy = model::default_gate_policy();
+  auto cs = analysis::evaluate_gate(items, policy).comparisons;
+  REQUIRE(cs.size() == 16);
+  analysis::AdaptiveOptions ao;
+  ao.max_trials = 20;
+  for (const auto& c : cs) {
+    INFO(c.label);
+    CHECK(c.underpowered);
+    CHECK(c.trials_for_resolution > ao.max_trials);
+  }
+  CHECK(analysis::adaptive_requests(cs, policy, ao).empty());
+  // A budget that reaches it: the trials go.
+  ao.max_trials = cs[0].trials_for_resolution;
+  auto req = analysis::adaptive_requests(cs, policy, ao);
+  CHECK(req.size() == 16);
+}
+
 TEST_CASE("the adaptive budget counts a configuration's trials, also those without the metric", "[gate]") {
   // Nine candidate trials ran (max_trials), two of them with a peak RSS
   // reading: undecided, yet the configuration has no room left.
