@@ -193,6 +193,12 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     r.joint = std::move(first.joint);
     r.family = first.family;
     r.alpha_lone = first.alpha_lone;
+    // Left unrun for want of budget: the trials each would need are those
+    // of the adaptive mode's deciding look, as the warning suggests.
+    if (wants_resolution)
+      for (std::size_t i = 0; i < r.comparisons.size() && i < at_final.size(); ++i)
+        if (r.comparisons[i].underpowered && at_final[i].underpowered)
+          r.comparisons[i].trials_for_resolution = at_final[i].trials_for_resolution;
   }
   if (r.comparisons.empty()) {
     std::set<std::string> names;

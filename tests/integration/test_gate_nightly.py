@@ -190,6 +190,22 @@ class Resolution(GateTestCase):
         self.assertRegex(report["headline"], r"could not have flagged a lone regression")
         self.assertEqual(self.trial_count(cand), 3)
 
+    def test_a_baseline_no_trial_budget_can_match_fails_at_once(self):
+        # The first night: one baseline run of 3 trials. Reaching the level
+        # needs more candidate trials than --max-trials (20) allows, so the
+        # gate runs none and fails naming the budget that would do.
+        suite = self.noisy_suite(name="small", repeats=3)
+        self.run_suite(suite, "--tag", "nightly")
+        cand = self.run_suite(suite)
+        r, report = self.gate_json("--baseline", "tag:nightly", "--max-trials", "5", expect=EXIT_REGRESSION)
+        self.assertEqual(report["outcome"], "underpowered")
+        self.assertEqual(self.trial_count(cand), 3, "no trial was run")
+        self.assertEqual(report["adaptive"]["trials_added"] if report.get("adaptive") else 0, 0)
+        self.assertIn("nor with the 5 candidate trials per configuration the gate may run", r.stderr)
+        need = max(c["trials_for_resolution"] for c in report["comparisons"] if c["underpowered"])
+        self.assertGreater(need, 5)
+        self.assertIn(f"--max-trials {need}", " ".join(report["warnings"]))
+
     def test_policy_typos_and_gate_md(self):
         suite = self.noisy_suite(name="small", repeats=3)
         self.run_suite(suite, "--tag", "nightly")
