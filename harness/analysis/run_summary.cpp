@@ -17,6 +17,8 @@ bool is_harness_metric(std::string_view name) {
   return name == wall_time_s || name == cpu_time_s || name == peak_rss_mb || name == time_to_first_step_s;
 }
 
+}  // namespace
+
 // "exited with code 1; last lines of stderr:\n...\nValueError: x" -> "exited with code 1: ValueError: x"
 std::string brief_error(const std::string& error) {
   auto nl = error.find('\n');
@@ -26,8 +28,6 @@ std::string brief_error(const std::string& error) {
   auto start = error.rfind('\n', end);
   return head + ": " + error.substr(start + 1, end - start);
 }
-
-}  // namespace
 
 const MetricRow* ConfigSummary::find(std::string_view metric) const {
   for (const auto& m : metrics)

@@ -84,6 +84,11 @@ struct RunSummary {
 // 8,000.
 std::vector<SlowDevice> find_slow_devices(const RunSummary& rs, double min_worse = 0.05, int min_trials = 3);
 
+// A trial's error on one line: its first clause and the last line of the
+// stderr it quotes ("exited with code 1: ModuleNotFoundError: No module
+// named 'torch'"), for tables and one-line reports.
+std::string brief_error(const std::string& error);
+
 RunSummary summarise_run(const store::RunData& data, double ci_level = 0.95);
 
 }  // namespace perfgate::analysis

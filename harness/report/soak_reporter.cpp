@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/run_summary.hpp"
 #include "harness/report/table.hpp"
 #include "harness/util/strings.hpp"
 #include "harness/util/units.hpp"
@@ -48,8 +49,7 @@ std::string soak_table(const analysis::SoakReport& r) {
   int findings = 0;
   for (const auto& t : r.trials) {
     out += "\n" + trial_head(t) + "\n";
-    if (t.status != "ok" && !t.error.empty())
-      out += "  " + util::sanitize_utf8(t.error.substr(0, t.error.find('\n'))) + "\n";
+    if (t.status != "ok" && !t.error.empty()) out += "  " + util::sanitize_utf8(analysis::brief_error(t.error)) + "\n";
     if (!t.metrics.empty()) out += metric_table(t).render();
     if (t.findings.empty()) out += "  no findings\n";
     for (const auto& f : t.findings) {
@@ -72,6 +72,8 @@ std::string soak_markdown(const analysis::SoakReport& r) {
                   r.options.window_s);
   for (const auto& t : r.trials) {
     out += "\n### " + markdown_escape(trial_head(t)) + "\n\n";
+    if (t.status != "ok" && !t.error.empty())
+      out += markdown_escape(util::sanitize_utf8(analysis::brief_error(t.error))) + "\n\n";
     if (!t.metrics.empty()) out += metric_table(t).render_markdown() + "\n";
     for (const auto& f : t.findings) out += fmt::format("- **{}**: {}\n", f.kind, markdown_escape(f.summary));
     if (t.findings.empty()) out += "No findings.\n";
