@@ -133,210 +133,206 @@ int trials_to_reach(int n_base, double alpha, int cap) {
 
 std::string percent(double rel) { return fmt::format("{:.1f} %", 100 * rel); }
 
-}  // namespace
-
-Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePolicy& policy) {
-  Evaluation ev;
-  auto& out = ev.comparisons;
-  out.reserve(items.size());
-  std::vector<Tested> tested;
-  // Pass 1: each comparison on its own.
-  for (const auto& it : items) {
-    Comparison c;
-    c.workload = it.workload;
-    c.params_json = it.params_json;
-    c.label = it.label;
-    c.node_class = it.node_class;
-    c.metric = it.metric;
-    c.metric.better = direction(it);
-    c.threshold_rel = policy.threshold_for(c.metric, it.rule);
-    if (c.metric.name == model::harness_metric::peak_rss_mb && policy.peak_rss_floor_mb > 0 &&
-        !it.base.values.empty()) {
-      // Below the launcher's resolution a percentage means nothing (GatePolicy::peak_rss_floor_mb).
-      const double base_mb = std::fabs(stats::median(it.base.values));
-      if (base_mb > 0 && policy.peak_rss_floor_mb / base_mb > c.threshold_rel) {
-        c.threshold_rel = policy.peak_rss_floor_mb / base_mb;
-        c.threshold_floor = policy.peak_rss_floor_mb;
+// Pass 1: one comparison on its own, appended to `out`; a tested one also
+// to `tested`, with what the later passes read.
+void compare_one(const GateItem& it, const model::GatePolicy& policy, std::vector<Comparison>& out,
+                 std::vector<Tested>& tested) {
+  Comparison c;
+  c.workload = it.workload;
+  c.params_json = it.params_json;
+  c.label = it.label;
+  c.node_class = it.node_class;
+  c.metric = it.metric;
+  c.metric.better = direction(it);
+  c.threshold_rel = policy.threshold_for(c.metric, it.rule);
+  if (c.metric.name == model::harness_metric::peak_rss_mb && policy.peak_rss_floor_mb > 0 && !it.base.values.empty()) {
+    // Below the launcher's resolution a percentage means nothing (GatePolicy::peak_rss_floor_mb).
+    const double base_mb = std::fabs(stats::median(it.base.values));
+    if (base_mb > 0 && policy.peak_rss_floor_mb / base_mb > c.threshold_rel) {
+      c.threshold_rel = policy.peak_rss_floor_mb / base_mb;
+      c.threshold_floor = policy.peak_rss_floor_mb;
+    }
+  }
+  c.n_base = static_cast<int>(it.base.values.size());
+  c.n_cand = static_cast<int>(it.cand.values.size());
+  c.failed_base = it.base.failed + it.base.non_finite;
+  c.failed_cand = it.cand.failed + it.cand.non_finite;
+  c.trials_cand = std::max(it.cand.ok + it.cand.failed, c.n_cand + c.failed_cand);
+  c.base_runs = static_cast<int>(
+      std::count_if(it.base.runs.begin(), it.base.runs.end(), [](const auto& r) { return !r.empty(); }));
+  if (it.base.runs.empty() && c.n_base > 0) c.base_runs = 1;
+  c.history_runs = static_cast<int>(it.history.size());
+  c.detectable_rel = std::numeric_limits<double>::infinity();
+  int min_trials = it.rule && it.rule->min_trials ? *it.rule->min_trials : policy.min_trials;
+  if (!it.base.present || !it.cand.present) {
+    c.verdict = VerdictKind::Missing;
+    c.note = !it.cand.present ? "configuration not in the candidate run" : "configuration not in the baseline";
+    out.push_back(std::move(c));
+    return;
+  }
+  const bool cand_crashed = it.cand.failed > 0 || it.cand.non_finite > 0;
+  // warmup: auto found no steady state in most candidate trials: their
+  // summaries are of a series still moving, nothing to judge a change by.
+  if (it.cand.classified > 0 && 2 * it.cand.no_steady > it.cand.classified) {
+    c.verdict = VerdictKind::Inconclusive;
+    c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
+    c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
+    c.change_rel = c.change_low_rel = c.change_high_rel =
+        std::isfinite(c.base_median) && c.base_median != 0 ? c.cand_median / c.base_median - 1 : std::nan("");
+    c.extra_trials = -1;
+    c.note = fmt::format("{} of {} candidate trials have no steady state (warmup: auto): longer trials would",
+                         it.cand.no_steady, it.cand.classified);
+    out.push_back(std::move(c));
+    return;
+  }
+  if (c.n_base == 0 || c.n_cand == 0) {
+    // A candidate that fails where the baseline ran is the worst regression
+    // of all; a baseline that failed leaves nothing to compare against.
+    auto why = [&](const SideValues& side, const char* who) {
+      // The launcher's own metric is absent when no trial lived to its first memory sample.
+      if (side.failed == 0 && side.non_finite == 0 && c.metric.name == model::harness_metric::peak_rss_mb)
+        return fmt::format("peak RSS not measured in any {} trial: each ended before its first memory sample", who);
+      if (side.failed == 0 && side.non_finite == 0) return fmt::format("metric not reported by the {}", who);
+      if (side.failed == 0) return fmt::format("every {} value is NaN or infinite ({} trials)", who, side.non_finite);
+      return fmt::format("every {} trial failed ({})", who, side.failed + side.non_finite);
+    };
+    bool cand_broke = c.n_cand == 0 && cand_crashed;
+    // What one side did measure is still worth showing.
+    c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
+    c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
+    c.change_rel = c.change_low_rel = c.change_high_rel = std::nan("");
+    c.verdict = cand_broke ? VerdictKind::Failed : VerdictKind::Missing;
+    c.note = c.n_cand == 0 ? why(it.cand, "candidate") : why(it.base, "baseline");
+    if (cand_broke) c.failures = it.cand.failures;
+    out.push_back(std::move(c));
+    return;
+  }
+  // A past run's hiccup (a trial 10-30 % off on a busy machine) would cost
+  // the rank test as much as a real change: every candidate trial ranks
+  // past it. Rare gross outliers of the pooled baseline are left out: far
+  // outside its spread (MADs) and off by more than twice the change that
+  // matters (so a tight baseline's ordinary scatter stays). The candidate
+  // keeps all its trials, since its hiccups may be the regression.
+  std::vector<std::size_t> out_idx;
+  std::vector<double> base_kept;
+  if (policy.baseline_outlier_mads > 0 && c.n_base >= min_trials) {
+    const double min_distance = 2 * c.threshold_rel * std::fabs(stats::median(it.base.values));
+    constexpr double k_rare_fraction = 0.2;  // more than a fifth is a mode of the machine
+    out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, k_rare_fraction, min_distance);
+    if (!out_idx.empty()) {
+      base_kept.reserve(it.base.values.size() - out_idx.size());
+      std::size_t next = 0;
+      for (std::size_t k = 0; k < it.base.values.size(); ++k) {
+        if (next < out_idx.size() && out_idx[next] == k)
+          ++next;
+        else
+          base_kept.push_back(it.base.values[k]);
       }
+      c.base_left_out = static_cast<int>(out_idx.size());
+      c.n_base = static_cast<int>(base_kept.size());
     }
-    c.n_base = static_cast<int>(it.base.values.size());
-    c.n_cand = static_cast<int>(it.cand.values.size());
-    c.failed_base = it.base.failed + it.base.non_finite;
-    c.failed_cand = it.cand.failed + it.cand.non_finite;
-    c.trials_cand = std::max(it.cand.ok + it.cand.failed, c.n_cand + c.failed_cand);
-    c.base_runs = static_cast<int>(
-        std::count_if(it.base.runs.begin(), it.base.runs.end(), [](const auto& r) { return !r.empty(); }));
-    if (it.base.runs.empty() && c.n_base > 0) c.base_runs = 1;
-    c.history_runs = static_cast<int>(it.history.size());
-    c.detectable_rel = std::numeric_limits<double>::infinity();
-    int min_trials = it.rule && it.rule->min_trials ? *it.rule->min_trials : policy.min_trials;
-    if (!it.base.present || !it.cand.present) {
-      c.verdict = VerdictKind::Missing;
-      c.note = !it.cand.present ? "configuration not in the candidate run" : "configuration not in the baseline";
-      out.push_back(std::move(c));
-      continue;
-    }
-    const bool cand_crashed = it.cand.failed > 0 || it.cand.non_finite > 0;
-    // warmup: auto found no steady state in most candidate trials: their
-    // summaries are of a series still moving, nothing to judge a change by.
-    if (it.cand.classified > 0 && 2 * it.cand.no_steady > it.cand.classified) {
+  }
+  std::vector<std::string> notes;
+  if (c.base_left_out > 0)
+    notes.push_back(
+        fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
+                    c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel));
+  if (it.base.non_finite + it.cand.non_finite > 0)
+    notes.push_back(fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite));
+  const std::vector<double>& base = c.base_left_out > 0 ? base_kept : it.base.values;
+  c.base_median = stats::median(base);
+  c.cand_median = stats::median(it.cand.values);
+  double scale = std::fabs(c.base_median);
+  if (scale == 0) {
+    // A relative change of a zero baseline is undefined; use the spread instead.
+    scale = std::max({std::fabs(c.cand_median), pooled_sd(base, it.cand.values), 1e-300});
+    notes.insert(notes.begin(), "baseline median is 0: change relative to the candidate scale");
+  }
+  if (c.n_base < 2 || c.n_cand < 2 || c.n_base < min_trials || c.n_cand < min_trials) {
+    c.change_rel = (c.cand_median - c.base_median) / scale;
+    c.change_low_rel = c.change_high_rel = c.change_rel;
+    bool base_short = c.n_base < std::max(2, min_trials);
+    if (cand_crashed && c.n_cand < std::max(2, min_trials)) {
+      // Too few candidate trials survived to test: the crashes are the finding.
+      c.verdict = VerdictKind::Failed;
+      c.failures = it.cand.failures;
+      notes.insert(notes.begin(),
+                   fmt::format("only {} candidate trial(s) gave a value; {} failed", c.n_cand, c.failed_cand));
+    } else {
       c.verdict = VerdictKind::Inconclusive;
-      c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
-      c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
-      c.change_rel = c.change_low_rel = c.change_high_rel =
-          std::isfinite(c.base_median) && c.base_median != 0 ? c.cand_median / c.base_median - 1 : std::nan("");
-      c.extra_trials = -1;
-      c.note = fmt::format("{} of {} candidate trials have no steady state (warmup: auto): longer trials would",
-                           it.cand.no_steady, it.cand.classified);
-      out.push_back(std::move(c));
-      continue;
+      // Candidate trials help only if the baseline is big enough to test against.
+      c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
+      notes.insert(notes.begin(),
+                   fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test", c.n_base,
+                               c.n_cand, std::max(2, min_trials)) +
+                       (c.n_base < min_trials ? " (the baseline is short too: pool more runs)" : ""));
     }
-    if (c.n_base == 0 || c.n_cand == 0) {
-      // A candidate that fails where the baseline ran is the worst regression
-      // of all; a baseline that failed leaves nothing to compare against.
-      auto why = [&](const SideValues& side, const char* who) {
-        // The launcher's own metric is absent when no trial lived to its first memory sample.
-        if (side.failed == 0 && side.non_finite == 0 && c.metric.name == model::harness_metric::peak_rss_mb)
-          return fmt::format("peak RSS not measured in any {} trial: each ended before its first memory sample", who);
-        if (side.failed == 0 && side.non_finite == 0) return fmt::format("metric not reported by the {}", who);
-        if (side.failed == 0) return fmt::format("every {} value is NaN or infinite ({} trials)", who, side.non_finite);
-        return fmt::format("every {} trial failed ({})", who, side.failed + side.non_finite);
-      };
-      bool cand_broke = c.n_cand == 0 && cand_crashed;
-      // What one side did measure is still worth showing.
-      c.base_median = c.n_base > 0 ? stats::median(it.base.values) : std::nan("");
-      c.cand_median = c.n_cand > 0 ? stats::median(it.cand.values) : std::nan("");
-      c.change_rel = c.change_low_rel = c.change_high_rel = std::nan("");
-      c.verdict = cand_broke ? VerdictKind::Failed : VerdictKind::Missing;
-      c.note = c.n_cand == 0 ? why(it.cand, "candidate") : why(it.base, "baseline");
-      if (cand_broke) c.failures = it.cand.failures;
-      out.push_back(std::move(c));
-      continue;
-    }
-    // A past run's hiccup (a trial 10-30 % off on a busy machine) would cost
-    // the rank test as much as a real change: every candidate trial ranks
-    // past it. Rare gross outliers of the pooled baseline are left out: far
-    // outside its spread (MADs) and off by more than twice the change that
-    // matters (so a tight baseline's ordinary scatter stays). The candidate
-    // keeps all its trials, since its hiccups may be the regression.
-    std::vector<std::size_t> out_idx;
-    std::vector<double> base_kept;
-    if (policy.baseline_outlier_mads > 0 && c.n_base >= min_trials) {
-      const double min_distance = 2 * c.threshold_rel * std::fabs(stats::median(it.base.values));
-      constexpr double k_rare_fraction = 0.2;  // more than a fifth is a mode of the machine
-      out_idx = stats::rare_outliers(it.base.values, policy.baseline_outlier_mads, k_rare_fraction, min_distance);
-      if (!out_idx.empty()) {
-        base_kept.reserve(it.base.values.size() - out_idx.size());
-        std::size_t next = 0;
-        for (std::size_t k = 0; k < it.base.values.size(); ++k) {
-          if (next < out_idx.size() && out_idx[next] == k)
-            ++next;
-          else
-            base_kept.push_back(it.base.values[k]);
-        }
-        c.base_left_out = static_cast<int>(out_idx.size());
-        c.n_base = static_cast<int>(base_kept.size());
-      }
-    }
-    std::vector<std::string> notes;
-    if (c.base_left_out > 0)
-      notes.push_back(
-          fmt::format("{} baseline trial(s) left out as hiccups: over {:g} MADs and {:g} % from the baseline median",
-                      c.base_left_out, policy.baseline_outlier_mads, 200 * c.threshold_rel));
-    if (it.base.non_finite + it.cand.non_finite > 0)
-      notes.push_back(fmt::format("{} NaN/infinite trial value(s) left out", it.base.non_finite + it.cand.non_finite));
-    const std::vector<double>& base = c.base_left_out > 0 ? base_kept : it.base.values;
-    c.base_median = stats::median(base);
-    c.cand_median = stats::median(it.cand.values);
-    double scale = std::fabs(c.base_median);
-    if (scale == 0) {
-      // A relative change of a zero baseline is undefined; use the spread instead.
-      scale = std::max({std::fabs(c.cand_median), pooled_sd(base, it.cand.values), 1e-300});
-      notes.insert(notes.begin(), "baseline median is 0: change relative to the candidate scale");
-    }
-    if (c.n_base < 2 || c.n_cand < 2 || c.n_base < min_trials || c.n_cand < min_trials) {
-      c.change_rel = (c.cand_median - c.base_median) / scale;
-      c.change_low_rel = c.change_high_rel = c.change_rel;
-      bool base_short = c.n_base < std::max(2, min_trials);
-      if (cand_crashed && c.n_cand < std::max(2, min_trials)) {
-        // Too few candidate trials survived to test: the crashes are the finding.
-        c.verdict = VerdictKind::Failed;
-        c.failures = it.cand.failures;
-        notes.insert(notes.begin(),
-                     fmt::format("only {} candidate trial(s) gave a value; {} failed", c.n_cand, c.failed_cand));
-      } else {
-        c.verdict = VerdictKind::Inconclusive;
-        // Candidate trials help only if the baseline is big enough to test against.
-        c.extra_trials = base_short ? -1 : std::max(0, std::max(2, min_trials) - c.n_cand);
-        notes.insert(notes.begin(),
-                     fmt::format("{} baseline and {} candidate trials; at least {} per side are needed to test",
-                                 c.n_base, c.n_cand, std::max(2, min_trials)) +
-                         (c.n_base < min_trials ? " (the baseline is short too: pool more runs)" : ""));
-      }
-      c.underpowered = true;
-      c.note = util::join(notes, "; ");
-      out.push_back(std::move(c));
-      continue;
-    }
-    auto mw = stats::mann_whitney_u(base, it.cand.values);
-    auto hl = stats::hodges_lehmann(base, it.cand.values, policy.confidence);
-    c.tested = true;
-    c.u = mw.u;
-    c.p_trials = c.p_value = mw.p_value;
-    c.exact = mw.exact;
-    c.change_rel = hl.shift / scale;
-    c.change_low_rel = hl.low / scale;
-    c.change_high_rel = hl.high / scale;
-    c.interval_coverage = hl.coverage;
-    Tested t;
-    t.index = out.size();
-    t.sd_rel = pooled_sd(base, it.cand.values) / scale;
-    t.hl_low = c.change_low_rel;
-    t.hl_high = c.change_high_rel;
-    for (double v : base) t.base_rel.push_back(v / scale);
-    for (double v : it.cand.values) t.cand_rel.push_back(v / scale);
-    t.base_runs_rel = scaled(runs_kept(it.base, out_idx), scale);
-    t.history_rel = scaled(it.history, scale);
-    {
-      // One hiccup among a run's five trials moves its mean by 2-6 %, as
-      // much as a run effect: the run-level test reads each run without its
-      // rare hiccups, the candidate's too (the trial-level test keeps all).
-      std::vector<std::vector<double>> runs = t.base_runs_rel;
-      runs.insert(runs.end(), t.history_rel.begin(), t.history_rel.end());
-      runs.push_back(t.cand_rel);
-      // Fewer than half of a run: its median stays on the run's main mode.
-      // (The pooled rule above allows a fifth; a five-trial run with two
-      // hiccups is one run in fifty at a 5 % hiccup rate.)
-      constexpr double k_run_hiccup_fraction = 0.45;
-      auto trimmed =
-          stats::leave_out_run_hiccups(runs, policy.baseline_outlier_mads, 2 * c.threshold_rel, k_run_hiccup_fraction);
-      t.level_cand = std::move(trimmed.runs.back());
-      trimmed.runs.pop_back();
-      if (int n = trimmed.left_out.back(); n > 0)
-        notes.push_back(fmt::format("{} candidate trial(s) left out of the run-level test as hiccups", n));
-      t.level_base_runs.assign(trimmed.runs.begin(),
-                               trimmed.runs.begin() + static_cast<std::ptrdiff_t>(t.base_runs_rel.size()));
-      t.spread = stats::run_spread(trimmed.runs, t.level_cand);
-    }
-    if (policy.bootstrap_resamples > 0) {
-      // Each comparison gets its own stream, derived from the seed and its position.
-      auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence, policy.bootstrap_resamples,
-                                             policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * t.index);
-      c.ratio = r.ratio;
-      c.ratio_low = r.low;
-      c.ratio_high = r.high;
-    }
+    c.underpowered = true;
     c.note = util::join(notes, "; ");
     out.push_back(std::move(c));
-    tested.push_back(std::move(t));
+    return;
   }
+  auto mw = stats::mann_whitney_u(base, it.cand.values);
+  auto hl = stats::hodges_lehmann(base, it.cand.values, policy.confidence);
+  c.tested = true;
+  c.u = mw.u;
+  c.p_trials = c.p_value = mw.p_value;
+  c.exact = mw.exact;
+  c.change_rel = hl.shift / scale;
+  c.change_low_rel = hl.low / scale;
+  c.change_high_rel = hl.high / scale;
+  c.interval_coverage = hl.coverage;
+  Tested t;
+  t.index = out.size();
+  t.sd_rel = pooled_sd(base, it.cand.values) / scale;
+  t.hl_low = c.change_low_rel;
+  t.hl_high = c.change_high_rel;
+  for (double v : base) t.base_rel.push_back(v / scale);
+  for (double v : it.cand.values) t.cand_rel.push_back(v / scale);
+  t.base_runs_rel = scaled(runs_kept(it.base, out_idx), scale);
+  t.history_rel = scaled(it.history, scale);
+  {
+    // One hiccup among a run's five trials moves its mean by 2-6 %, as
+    // much as a run effect: the run-level test reads each run without its
+    // rare hiccups, the candidate's too (the trial-level test keeps all).
+    std::vector<std::vector<double>> runs = t.base_runs_rel;
+    runs.insert(runs.end(), t.history_rel.begin(), t.history_rel.end());
+    runs.push_back(t.cand_rel);
+    // Fewer than half of a run: its median stays on the run's main mode.
+    // (The pooled rule above allows a fifth; a five-trial run with two
+    // hiccups is one run in fifty at a 5 % hiccup rate.)
+    constexpr double k_run_hiccup_fraction = 0.45;
+    auto trimmed =
+        stats::leave_out_run_hiccups(runs, policy.baseline_outlier_mads, 2 * c.threshold_rel, k_run_hiccup_fraction);
+    t.level_cand = std::move(trimmed.runs.back());
+    trimmed.runs.pop_back();
+    if (int n = trimmed.left_out.back(); n > 0)
+      notes.push_back(fmt::format("{} candidate trial(s) left out of the run-level test as hiccups", n));
+    t.level_base_runs.assign(trimmed.runs.begin(),
+                             trimmed.runs.begin() + static_cast<std::ptrdiff_t>(t.base_runs_rel.size()));
+    t.spread = stats::run_spread(trimmed.runs, t.level_cand);
+  }
+  if (policy.bootstrap_resamples > 0) {
+    // Each comparison gets its own stream, derived from the seed and its position.
+    auto r = stats::bootstrap_median_ratio(base, it.cand.values, policy.confidence, policy.bootstrap_resamples,
+                                           policy.bootstrap_seed + 0x9E3779B97F4A7C15ull * t.index);
+    c.ratio = r.ratio;
+    c.ratio_low = r.low;
+    c.ratio_high = r.high;
+  }
+  c.note = util::join(notes, "; ");
+  out.push_back(std::move(c));
+  tested.push_back(std::move(t));
+}
 
-  // Pass 2: the run-to-run spread of each comparison, moderated towards the
-  // others of the same metric (or of the whole gate when the metric has too
-  // few), then the run-level test.
-  // The trial noise inside runs is moderated the same way, so that the
-  // run effect (the spread of run means less the trial noise in them) is
-  // not the difference of a gate-wide and a one-comparison estimate.
+// Pass 2: the run-to-run spread of each comparison, moderated towards the
+// others of the same metric (or of the whole gate when the metric has too
+// few), then the run-level test.
+// The trial noise inside runs is moderated the same way, so that the
+// run effect (the spread of run means less the trial noise in them) is
+// not the difference of a gate-wide and a one-comparison estimate.
+std::vector<stats::TwoLevel> run_level_tests(std::vector<Comparison>& out, std::vector<Tested>& tested,
+                                             const model::GatePolicy& policy) {
   struct Family {
     std::vector<double> var, df;
   };
@@ -413,88 +409,99 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
           (c.note.empty() ? "" : "; ") + fmt::format("run-to-run spread unknown ({}): judged on trial noise only", why);
     }
   }
+  return levels;
+}
 
-  // Pass 3: failed trials, per configuration, wherever either side had some.
+// Pass 3: a failed-trials test per configuration wherever either side had
+// some, appended to `out`; their positions there.
+std::vector<std::size_t> add_failure_tests(const std::vector<GateItem>& items, std::vector<Comparison>& out) {
   std::vector<std::size_t> failure_rows;
-  {
-    std::map<std::string, bool> seen;
-    for (const auto& it : items) {
-      if (!it.base.present || !it.cand.present) continue;
-      if (it.base.failed + it.cand.failed == 0) continue;
-      if (!seen.emplace(config_key(it.workload, it.params_json) + '\x1f' + it.node_class, true).second) continue;
-      Comparison c;
-      c.workload = it.workload;
-      c.params_json = it.params_json;
-      c.label = it.label;
-      c.node_class = it.node_class;
-      c.metric.name = std::string(model::k_trials_failed_metric);
-      c.metric.unit = "trials";
-      c.metric.better = Better::Lower;
-      c.n_base = it.base.failed + it.base.ok;
-      c.n_cand = it.cand.failed + it.cand.ok;
-      c.failed_base = it.base.failed;
-      c.failed_cand = it.cand.failed;
-      c.trials_cand = c.n_cand;
-      c.base_median = c.n_base > 0 ? static_cast<double>(it.base.failed) / c.n_base : 0;
-      c.cand_median = c.n_cand > 0 ? static_cast<double>(it.cand.failed) / c.n_cand : 0;
-      c.change_rel = c.change_low_rel = c.change_high_rel = c.cand_median - c.base_median;
-      c.failures = it.cand.failures;
-      // Fisher's exact test that the candidate's failed fraction is higher.
-      auto f = stats::fisher_exact(it.cand.failed, it.cand.ok, it.base.failed, it.base.ok);
-      c.tested = true;
-      c.p_value = c.p_trials = f.p_greater;
-      c.detectable_rel = std::nan("");
-      failure_rows.push_back(out.size());
-      out.push_back(std::move(c));
-    }
+  std::map<std::string, bool> seen;
+  for (const auto& it : items) {
+    if (!it.base.present || !it.cand.present) continue;
+    if (it.base.failed + it.cand.failed == 0) continue;
+    if (!seen.emplace(config_key(it.workload, it.params_json) + '\x1f' + it.node_class, true).second) continue;
+    Comparison c;
+    c.workload = it.workload;
+    c.params_json = it.params_json;
+    c.label = it.label;
+    c.node_class = it.node_class;
+    c.metric.name = std::string(model::k_trials_failed_metric);
+    c.metric.unit = "trials";
+    c.metric.better = Better::Lower;
+    c.n_base = it.base.failed + it.base.ok;
+    c.n_cand = it.cand.failed + it.cand.ok;
+    c.failed_base = it.base.failed;
+    c.failed_cand = it.cand.failed;
+    c.trials_cand = c.n_cand;
+    c.base_median = c.n_base > 0 ? static_cast<double>(it.base.failed) / c.n_base : 0;
+    c.cand_median = c.n_cand > 0 ? static_cast<double>(it.cand.failed) / c.n_cand : 0;
+    c.change_rel = c.change_low_rel = c.change_high_rel = c.cand_median - c.base_median;
+    c.failures = it.cand.failures;
+    // Fisher's exact test that the candidate's failed fraction is higher.
+    auto f = stats::fisher_exact(it.cand.failed, it.cand.ok, it.base.failed, it.base.ok);
+    c.tested = true;
+    c.p_value = c.p_trials = f.p_greater;
+    c.detectable_rel = std::nan("");
+    failure_rows.push_back(out.size());
+    out.push_back(std::move(c));
   }
+  return failure_rows;
+}
 
-  // Pass 4: joint tests, one per metric across its configurations.
-  {
-    std::map<std::string, std::vector<std::size_t>> groups;  // metric -> positions in `tested`
-    std::vector<std::string> order;
-    for (std::size_t k = 0; k < tested.size(); ++k) {
+// Pass 4: joint tests, one per metric across its configurations.
+std::vector<model::JointTest> joint_tests(const std::vector<Comparison>& out, const std::vector<Tested>& tested,
+                                          const std::vector<stats::TwoLevel>& levels) {
+  std::vector<model::JointTest> joint;
+  std::map<std::string, std::vector<std::size_t>> groups;  // metric -> positions in `tested`
+  std::vector<std::string> order;
+  for (std::size_t k = 0; k < tested.size(); ++k) {
+    const auto& c = out[tested[k].index];
+    if (c.metric.better == Better::None) continue;
+    auto [pos, fresh] = groups.try_emplace(c.metric.name);
+    if (fresh) order.push_back(c.metric.name);
+    pos->second.push_back(k);
+  }
+  for (const auto& name : order) {
+    const auto& members = groups[name];
+    if (members.size() < 2) continue;
+    model::JointTest j;
+    j.metric = name;
+    j.better = out[tested[members[0]].index].metric.better;
+    j.configs = static_cast<int>(members.size());
+    std::vector<stats::StratumSamples> strata;
+    std::vector<double> zs, changes, thresholds;
+    for (std::size_t k : members) {
       const auto& c = out[tested[k].index];
-      if (c.metric.better == Better::None) continue;
-      auto [pos, fresh] = groups.try_emplace(c.metric.name);
-      if (fresh) order.push_back(c.metric.name);
-      pos->second.push_back(k);
+      strata.push_back({tested[k].base_rel, tested[k].cand_rel});
+      changes.push_back(c.change_rel);
+      thresholds.push_back(c.threshold_rel);
+      if (bad_change(c) > c.threshold_rel) ++j.moved_bad;
+      if (-bad_change(c) > c.threshold_rel) ++j.moved_good;
+      const auto& tl = levels[k];
+      // The run-level t as a standard normal deviate of the same tail.
+      if (tl.spread_known) zs.push_back(stats::normal_deviate(tl.p_two_sided, tl.t));
     }
-    for (const auto& name : order) {
-      const auto& members = groups[name];
-      if (members.size() < 2) continue;
-      model::JointTest j;
-      j.metric = name;
-      j.better = out[tested[members[0]].index].metric.better;
-      j.configs = static_cast<int>(members.size());
-      std::vector<stats::StratumSamples> strata;
-      std::vector<double> zs, changes, thresholds;
-      for (std::size_t k : members) {
-        const auto& c = out[tested[k].index];
-        strata.push_back({tested[k].base_rel, tested[k].cand_rel});
-        changes.push_back(c.change_rel);
-        thresholds.push_back(c.threshold_rel);
-        if (bad_change(c) > c.threshold_rel) ++j.moved_bad;
-        if (-bad_change(c) > c.threshold_rel) ++j.moved_good;
-        const auto& tl = levels[k];
-        // The run-level t as a standard normal deviate of the same tail.
-        if (tl.spread_known) zs.push_back(stats::normal_deviate(tl.p_two_sided, tl.t));
-      }
-      auto ve = stats::van_elteren(strata);
-      j.p_van_elteren = ve.p_two_sided;
-      j.p_value = ve.p_two_sided;
-      if (zs.size() == members.size()) {
-        auto st = stats::stouffer(zs);
-        j.p_stouffer = st.p_two_sided;
-        j.p_value = std::max(j.p_value, st.p_two_sided);
-      }
-      j.change_median_rel = stats::median(changes);
-      j.threshold_rel = stats::median(thresholds);
-      ev.joint.push_back(std::move(j));
+    auto ve = stats::van_elteren(strata);
+    j.p_van_elteren = ve.p_two_sided;
+    j.p_value = ve.p_two_sided;
+    if (zs.size() == members.size()) {
+      auto st = stats::stouffer(zs);
+      j.p_stouffer = st.p_two_sided;
+      j.p_value = std::max(j.p_value, st.p_two_sided);
     }
+    j.change_median_rel = stats::median(changes);
+    j.threshold_rel = stats::median(thresholds);
+    joint.push_back(std::move(j));
   }
+  return joint;
+}
 
-  // One family: every test of this gate.
+// One family: every test of this gate, corrected together; then the
+// verdicts of the comparisons and failure tests. Sets the family size and
+// the level a lone regression needs.
+void decide(const std::vector<std::size_t>& failure_rows, const model::GatePolicy& policy, Evaluation& ev) {
+  auto& out = ev.comparisons;
   std::vector<bool> is_failure_test(out.size(), false);
   for (std::size_t r : failure_rows) is_failure_test[r] = true;
   std::vector<FamilyMember> family;
@@ -512,7 +519,6 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
   // Level at which one more significant result would likely be declared
   // (BH's smallest step, Holm's first): what a lone regression must reach.
   ev.alpha_lone = policy.fdr / std::max(1, ev.family);
-  const double alpha_decide = ev.alpha_lone;
 
   // Verdicts of the comparisons and failure tests.
   for (std::size_t f = 0; f < family.size(); ++f) {
@@ -556,7 +562,14 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
         c.note += std::string(c.note.empty() ? "" : "; ") + "changed, but the metric has no better direction";
     }
   }
-  // Resolution: the smallest change each tested comparison would have flagged.
+}
+
+// Resolution: the smallest change each tested comparison would have flagged,
+// and for an undecided one the candidate trials that would likely decide it.
+void resolve(const std::vector<Tested>& tested, const std::vector<stats::TwoLevel>& levels,
+             const model::GatePolicy& policy, Evaluation& ev) {
+  auto& out = ev.comparisons;
+  const double alpha_decide = ev.alpha_lone;
   for (std::size_t k = 0; k < tested.size(); ++k) {
     auto& c = out[tested[k].index];
     const double p_min =
@@ -597,8 +610,12 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       }
     }
   }
-  // Comparisons too small to test at all: the candidate trials that would
-  // let them, when the baseline is big enough to test against.
+}
+
+// Comparisons too small to test at all: the candidate trials that would
+// let them, when the baseline is big enough to test against.
+void resolve_untested(const std::vector<GateItem>& items, const model::GatePolicy& policy, Evaluation& ev) {
+  auto& out = ev.comparisons;
   for (std::size_t i = 0; i < items.size() && i < out.size(); ++i) {
     auto& c = out[i];
     if (c.tested || !c.underpowered) continue;
@@ -611,7 +628,11 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
     int n = trials_to_reach(c.n_base, ev.alpha_lone, 1000);
     c.trials_for_resolution = n < 0 ? -1 : std::max(n, min_trials);
   }
-  // Joint verdicts, and the comparisons they decide.
+}
+
+// Joint verdicts, and the inconclusive comparisons they decide.
+void decide_joint(const std::vector<Tested>& tested, const model::GatePolicy& policy, Evaluation& ev) {
+  auto& out = ev.comparisons;
   for (std::size_t j = 0; j < ev.joint.size(); ++j) {
     auto& jt = ev.joint[j];
     const bool significant = jt.p_adjusted <= policy.fdr;
@@ -648,6 +669,22 @@ Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePo
       }
     }
   }
+}
+
+}  // namespace
+
+Evaluation evaluate_gate(const std::vector<GateItem>& items, const model::GatePolicy& policy) {
+  Evaluation ev;
+  ev.comparisons.reserve(items.size());
+  std::vector<Tested> tested;
+  for (const auto& it : items) compare_one(it, policy, ev.comparisons, tested);
+  const auto levels = run_level_tests(ev.comparisons, tested, policy);
+  const auto failure_rows = add_failure_tests(items, ev.comparisons);
+  ev.joint = joint_tests(ev.comparisons, tested, levels);
+  decide(failure_rows, policy, ev);
+  resolve(tested, levels, policy, ev);
+  resolve_untested(items, policy, ev);
+  decide_joint(tested, policy, ev);
   return ev;
 }
 
