@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -471,6 +472,15 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
   bool ever_ran = false;
   double gone_since = 0;
   double squeue_failing_since = 0;
+  double db_wait_s = opts.poll_s;                             // backs off while nothing changes
+  double squeue_every_s = opts.poll_s, next_squeue_at_s = 0;  // backs off always
+  bool running = false, pending = false;                      // where squeue last saw the jobs
+  std::string reason;
+  std::array<int, 4> last_counts{-1, -1, -1, -1};
+  auto wait = [&](double seconds) {
+    for (double waited = 0; waited < seconds && util::interrupt_count() == 0; waited += 0.05)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
   auto cancel = [&](const std::string& why) {
     // The queue first: a worker that records its trial as interrupted after
     // this leaves it interrupted; after scancel alone it would queue it again.
@@ -545,18 +555,31 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     }
     // Where the job is: never started (pending past the start timeout), or
     // gone while trials are still open.
-    bool running = false, pending = false;
-    std::string reason;
+    // Nothing new since the last look: look less often.
+    const std::array<int, 4> now_counts{counts->pending, counts->claimed, counts->done, counts->lost};
+    db_wait_s = fresh.empty() && now_counts == last_counts ? std::min(db_wait_s * 2, opts.max_poll_s) : opts.poll_s;
+    last_counts = now_counts;
     std::optional<Error> squeue_error;
-    for (const auto& j : *jobs) {
-      auto v = job_view(j, tool);
-      if (!v) {
-        squeue_error = v.error();
-        break;
+    if (util::unix_now_s() >= next_squeue_at_s) {
+      next_squeue_at_s = util::unix_now_s() + squeue_every_s;
+      squeue_every_s = std::min(squeue_every_s * 2, opts.squeue_interval_s);
+      bool any_running = false, any_pending = false;
+      std::string why;
+      for (const auto& j : *jobs) {
+        auto v = job_view(j, tool);
+        if (!v) {
+          squeue_error = v.error();
+          break;
+        }
+        any_running |= v->running > 0;
+        any_pending |= v->pending > 0;
+        if (why.empty()) why = v->reason;
       }
-      running |= v->running > 0;
-      pending |= v->pending > 0;
-      if (reason.empty()) reason = v->reason;
+      if (!squeue_error) {
+        running = any_running;
+        pending = any_pending;
+        reason = why;
+      }
     }
     if (squeue_error) {
       // One failed squeue is not the job's end: the workers go on writing
@@ -571,8 +594,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
         return Error::harness(fmt::format(
             "run {}: squeue has failed for {}: {}; the job is left running (follow it again with: perfgate wait {})",
             run_id, util::format_duration(now - squeue_failing_since), squeue_error->message, run_id));
-      for (double waited = 0; waited < opts.poll_s && util::interrupt_count() == 0; waited += 0.05)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      wait(db_wait_s);
       continue;
     }
     if (squeue_failing_since != 0) {
@@ -604,8 +626,7 @@ Expected<RunOutcome> follow_fleet(store::Store& st, long long run_id, const Foll
     } else {
       gone_since = 0;
     }
-    for (double waited = 0; waited < opts.poll_s && util::interrupt_count() == 0; waited += 0.05)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    wait(db_wait_s);
   }
   out.trials_not_run = out.trials_total - out.trials_ok - out.trials_failed;
   return out;

@@ -97,8 +97,14 @@ Expected<std::string> submit_fleet(store::Store& st, long long run_id, const mod
 
 struct FollowOptions {
   std::ostream* progress = nullptr;  // the per-trial lines of a local run
-  double poll_s = 0.5;               // the database and squeue, each time
-  double start_timeout_s = 600;      // a job still pending after this is an error with Slurm's reason
+  // Polling starts every poll_s and backs off, doubling, while nothing
+  // changes: the database up to max_poll_s, squeue up to squeue_interval_s
+  // whatever happens (slurmctld serves every user of the cluster; a 72-hour
+  // soak asked it twice a second).
+  double poll_s = 0.5;
+  double max_poll_s = 5;
+  double squeue_interval_s = 10;
+  double start_timeout_s = 600;  // a job still pending after this is an error with Slurm's reason
   // squeue failing (slurmctld busy or restarting: "Socket timed out") for
   // longer than this is an error; until then the run is followed from the
   // database alone and its jobs are taken to be where squeue last saw them.

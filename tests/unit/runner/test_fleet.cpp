@@ -271,7 +271,8 @@ exec::ToolResult squeue_timed_out() {
 
 }  // namespace
 
-TEST_CASE("fleet: squeue failing for a while does not end the follow; failing past its grace does", "[runner][fleet]") {
+TEST_CASE("fleet: the follow outlasts a failing squeue, gives up past its grace, and polls a quiet run less",
+          "[runner][fleet]") {
   test::TempDir dir;
   const std::string db = (dir.path() / "fleet.db").string();
   auto st = store::open_store(db);
@@ -307,6 +308,34 @@ TEST_CASE("fleet: squeue failing for a while does not end the follow; failing pa
     CHECK_THAT(progress.str(), Catch::Contains("Socket timed out") &&
                                    Catch::Contains("following the run from the database until squeue answers") &&
                                    Catch::Contains("squeue answers again"));
+  }
+  SECTION("a run where nothing happens is looked at less and less often") {
+    // One second of waiting (the worker starts late): polled every 10 ms
+    // without backing off, squeue would be asked about 100 times; backing
+    // off to 80 ms, a dozen or so. A loaded machine only asks fewer.
+    fo.poll_s = 0.01;
+    fo.max_poll_s = 0.08;
+    fo.squeue_interval_s = 0.08;
+    std::string worker_error = "not run";
+    std::jthread worker([&] {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      worker_error = run_every_trial(db, run_id);
+    });
+    auto out = runner::follow_fleet(**st, run_id, fo, [&](const std::vector<std::string>& argv) {
+      if (argv.at(0) != "squeue") FAIL("unexpected " << argv.at(0));
+      ++asked;
+      exec::ToolResult r;
+      r.ran = true;
+      r.exit_code = 0;
+      r.out = "RUNNING|None\n";
+      return r;
+    });
+    worker.join();
+    CHECK(worker_error == "");
+    REQUIRE(out);
+    CHECK(out->trials_ok == 2);
+    CHECK(asked >= 2);
+    CHECK(asked <= 30);
   }
   SECTION("squeue failing past the grace is an error that leaves the job running") {
     fo.squeue_grace_s = 0.2;
