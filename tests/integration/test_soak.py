@@ -122,9 +122,16 @@ class SoakFindings(SoakTestCase):
             ((trial_id, started_at),) = self.query("SELECT id, started_at FROM trials ORDER BY id DESC LIMIT 1")
             top = "SELECT s.t_s, s.value FROM samples s JOIN metrics m ON m.id = s.metric_id " \
                   "WHERE s.trial_id = ? AND m.name = ? ORDER BY s.value DESC LIMIT 3"
-            trial["_pause"] = {"at_s": round(paused_at - started_at, 3),
+            # The steps recorded around the pause, with their numbers: a gap
+            # tells a lost line from a pause that fell between two steps
+            # (once, the step spanning the pause was not among those stored).
+            at_s = paused_at - started_at
+            around = "SELECT s.step, s.t_s, s.value FROM samples s JOIN metrics m ON m.id = s.metric_id " \
+                     "WHERE s.trial_id = ? AND m.name = 'step_time_ms' AND s.t_s BETWEEN ? AND ? ORDER BY s.step"
+            trial["_pause"] = {"at_s": round(at_s, 3),
                                "longest_steps": self.query(top, (trial_id, "step_time_ms")),
-                               "latest_wakeups": self.query(top, (trial_id, "host.wakeup_late_ms"))}
+                               "latest_wakeups": self.query(top, (trial_id, "host.wakeup_late_ms")),
+                               "steps_around": self.query(around, (trial_id, at_s - 0.2, at_s + 0.8))}
             return trial
 
         machine = soak_paused(True, "machine")
