@@ -261,6 +261,14 @@ std::string run_every_trial(const std::string& db, long long run_id) {
   }
 }
 
+exec::ToolResult squeue_running() {
+  exec::ToolResult r;
+  r.ran = true;
+  r.exit_code = 0;
+  r.out = "RUNNING|None\n";
+  return r;
+}
+
 exec::ToolResult squeue_timed_out() {
   exec::ToolResult r;
   r.ran = true;
@@ -293,12 +301,7 @@ TEST_CASE("fleet: the follow outlasts a failing squeue, gives up past its grace,
     });
     auto out = runner::follow_fleet(**st, run_id, fo, [&](const std::vector<std::string>& argv) {
       if (argv.at(0) != "squeue") FAIL("unexpected " << argv.at(0));
-      if (++asked <= 3) return squeue_timed_out();
-      exec::ToolResult r;
-      r.ran = true;
-      r.exit_code = 0;
-      r.out = "RUNNING|None\n";
-      return r;
+      return ++asked <= 3 ? squeue_timed_out() : squeue_running();
     });
     worker.join();
     CHECK(worker_error == "");
@@ -324,11 +327,7 @@ TEST_CASE("fleet: the follow outlasts a failing squeue, gives up past its grace,
     auto out = runner::follow_fleet(**st, run_id, fo, [&](const std::vector<std::string>& argv) {
       if (argv.at(0) != "squeue") FAIL("unexpected " << argv.at(0));
       ++asked;
-      exec::ToolResult r;
-      r.ran = true;
-      r.exit_code = 0;
-      r.out = "RUNNING|None\n";
-      return r;
+      return squeue_running();
     });
     worker.join();
     CHECK(worker_error == "");
