@@ -36,6 +36,11 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
   std::map<long long, long long> run_ids;  // source -> target
   std::set<std::string> fingerprints;      // of the fleet nodes the copied trials ran on
   for (const auto& src : *runs) {
+    // Kept runs' nodes too: a copy cut off before the fingerprints left them out.
+    auto nodes = from.trial_node_fingerprints(src.id);
+    if (!nodes) return nodes.error();
+    for (auto& hash : *nodes)
+      if (!hash.empty()) fingerprints.insert(std::move(hash));
     if (auto it = there.find(key_of(src)); it != there.end()) {
       if (it->second.status != model::RunStatus::Running) {
         run_ids[src.id] = it->second.id;
@@ -80,7 +85,6 @@ Expected<CopyCounts> copy_history(Store& from, Store& to, const std::function<vo
 
     for (auto trial : data->trials) {
       const long long src_trial = trial.id;
-      if (!trial.node_fingerprint.empty()) fingerprints.insert(trial.node_fingerprint);
       trial.run_id = *new_run;
       trial.config_id = config_ids.at(trial.config_id);
       auto new_trial = to.begin_trial(trial);

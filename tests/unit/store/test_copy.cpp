@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include "harness/store/copy.hpp"
 #include "harness/store/store.hpp"
 #include "tests/unit/support/backends.hpp"
@@ -52,6 +54,19 @@ void finished_run(store::Store& st, double started_at, int trials) {
   REQUIRE(st.finish_run(*run, model::RunStatus::Completed, started_at + 60));
 }
 
+// Deletes the target's node fingerprints outside perfgate.
+void forget_fingerprints(const std::string& backend, const std::string& spec) {
+  if (backend == "postgresql") {
+    test::pg_query(spec, "DELETE FROM node_fingerprints");
+    return;
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(spec.c_str(), &db) == SQLITE_OK);
+  const int rc = sqlite3_exec(db, "DELETE FROM node_fingerprints", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
 }  // namespace
 
 TEST_CASE("db copy: again is a no-op, a half-written run is copied again, node fingerprints go along",
@@ -61,7 +76,8 @@ TEST_CASE("db copy: again is a no-op, a half-written run is copied again, node f
   auto from = test::open_or_fail((tmp / "from.db").string());
   finished_run(*from, 1700000000, 3);
   finished_run(*from, 1700000100, 4);
-  auto to = test::open_or_fail(test::database_for(backend, tmp / "to.db"));
+  const std::string to_spec = test::database_for(backend, tmp / "to.db");
+  auto to = test::open_or_fail(to_spec);
 
   auto once = store::copy_history(*from, *to);
   REQUIRE(once);
@@ -73,11 +89,17 @@ TEST_CASE("db copy: again is a no-op, a half-written run is copied again, node f
   REQUIRE(fp);
   CHECK(*fp == R"({"host":"node-a","npu":"910B"})");
 
+  // Again, into a target that lost the fingerprints (a copy cut off before them): nothing
+  // copied twice, the fingerprints back.
+  forget_fingerprints(backend, to_spec);
+  REQUIRE(to->node_fingerprint("fp-node-a"));
+  CHECK(to->node_fingerprint("fp-node-a")->empty());
   auto again = store::copy_history(*from, *to);
   REQUIRE(again);
   CHECK(again->runs == 0);
   CHECK(again->kept == 2);
   CHECK(again->samples == 0);
+  CHECK(*to->node_fingerprint("fp-node-a") == R"({"host":"node-a","npu":"910B"})");
 
   // The target's copy of the second run left "running" (a copy cut off inside it).
   auto listed = to->list_runs(10);
