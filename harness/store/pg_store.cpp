@@ -488,15 +488,12 @@ Expected<long long> PgStore::begin_claimed_trial(const model::TrialRecord& t, st
     auto r = pg::exec(m_conn.get(), k_insert_trial, trial_start_params(t));
     if (!r.ok()) return fail(r, "recording a trial start");
     id = r.i64(0, 0);
-    auto u = pg::exec(m_conn.get(),
-                      "UPDATE trial_queue SET trial_id = $1 WHERE run_id = $2 AND plan_index = $3 "
-                      "AND state = 'claimed' AND worker = $4",
+    auto u = pg::exec(m_conn.get(), k_link_claim_pg,
                       pg::Params().add(id).add(t.run_id).add(static_cast<long long>(plan_index)).add(worker));
     if (!u.ok()) return fail(u, "recording a claim's trial");
     claim_held = u.affected() > 0;
     if (!claim_held) {
-      auto lost = pg::exec(m_conn.get(), "UPDATE trials SET status = 'lost', error = $1 WHERE id = $2",
-                           pg::Params().add(claim_lost_error(worker)).add(id));
+      auto lost = pg::exec(m_conn.get(), k_mark_claim_lost_pg, pg::Params().add(claim_lost_error(worker)).add(id));
       if (!lost.ok()) return fail(lost, "recording a lost trial");
     }
     return Ok{};

@@ -26,16 +26,26 @@ inline std::string lease_lost_message(long long trial_id) {
 // A worker that makes its trial row after its claim ran out (it stalled
 // longer than its lease between claiming and starting): the row is kept,
 // lost, and the worker told, as when a lease runs out mid-trial.
-inline std::string claim_lost_error(const std::string& worker) {
-  return fmt::format("lost: worker {}'s lease ran out before the trial started and another worker was given it",
-                     worker);
+inline std::string claim_lost_reason(const std::string& worker) {
+  return fmt::format("worker {}'s lease ran out before the trial started and another worker was given it", worker);
 }
+inline std::string claim_lost_error(const std::string& worker) { return "lost: " + claim_lost_reason(worker); }
 inline std::string claim_lost_message(long long trial_id, const std::string& worker) {
   return fmt::format(
-      "trial {}: worker {}'s lease ran out before the trial started and another worker was given it; "
-      "this attempt is not run (is the database reachable from this node, and the lease long enough?)",
-      trial_id, worker);
+      "trial {}: {}; this attempt is not run (is the database reachable from this node, and the lease long enough?)",
+      trial_id, claim_lost_reason(worker));
 }
+
+// A new trial row named in its claim (Store::begin_claimed_trial), if the
+// claim is still the worker's; otherwise the row is marked lost.
+#define PERFGATE_LINK_CLAIM(TRIAL, RUN, INDEX, WORKER)                                         \
+  "UPDATE trial_queue SET trial_id = " TRIAL " WHERE run_id = " RUN " AND plan_index = " INDEX \
+  " AND state = 'claimed' AND worker = " WORKER
+inline constexpr const char* k_link_claim_sqlite = PERFGATE_LINK_CLAIM("?1", "?2", "?3", "?4");
+inline constexpr const char* k_link_claim_pg = PERFGATE_LINK_CLAIM("$1", "$2", "$3", "$4");
+#undef PERFGATE_LINK_CLAIM
+inline constexpr const char* k_mark_claim_lost_sqlite = "UPDATE trials SET status = 'lost', error = ?1 WHERE id = ?2";
+inline constexpr const char* k_mark_claim_lost_pg = "UPDATE trials SET status = 'lost', error = $1 WHERE id = $2";
 
 inline void add_queue_count(QueueCounts& c, const std::string& state, int n) {
   if (state == "pending")

@@ -388,14 +388,12 @@ Expected<long long> SqliteStore::begin_claimed_trial(const model::TrialRecord& t
     auto inserted = insert_trial_locked(t);
     if (!inserted) return inserted.error();
     id = *inserted;
-    Stmt u(m_db,
-           "UPDATE trial_queue SET trial_id = ? WHERE run_id = ? AND plan_index = ? AND state = 'claimed' "
-           "AND worker = ?");
+    Stmt u(m_db, k_link_claim_sqlite);
     u.bind(1, id).bind(2, t.run_id).bind(3, static_cast<long long>(plan_index)).bind(4, worker);
     if (int rc = u.step(); rc != SQLITE_DONE) return fail(rc, "recording a claim's trial");
     claim_held = sqlite3_changes(m_db) > 0;
     if (!claim_held) {
-      Stmt lost(m_db, "UPDATE trials SET status = 'lost', error = ? WHERE id = ?");
+      Stmt lost(m_db, k_mark_claim_lost_sqlite);
       lost.bind(1, claim_lost_error(worker)).bind(2, id);
       if (int rc = lost.step(); rc != SQLITE_DONE) return fail(rc, "recording a lost trial");
     }
@@ -453,7 +451,7 @@ Status SqliteStore::finish_trial(const model::TrialRecord& t, std::span<const lo
       q.bind(1, t.id);
       if (int rc = q.step(); rc != SQLITE_DONE) return fail(rc, "queueing a stopped worker's trial again");
       if (sqlite3_changes(m_db) > 0) {
-        Stmt lost(m_db, "UPDATE trials SET status = 'lost', error = ? WHERE id = ?");
+        Stmt lost(m_db, k_mark_claim_lost_sqlite);
         lost.bind(1, std::string(k_worker_stopped)).bind(2, t.id);
         if (int rc = lost.step(); rc != SQLITE_DONE) return fail(rc, "recording a lost trial");
       }
