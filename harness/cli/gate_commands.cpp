@@ -151,21 +151,20 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   auto first = analysis::evaluate_gate(*items, r.policy);
   auto decided = analysis::count_verdicts(first.comparisons);
   const int underpowered_first = analysis::count_underpowered(first.comparisons);
-  // Of those, the ones the trials the gate may add can bring to the level
-  // of its deciding look (adaptive_requests spends nothing on the others),
-  // and the most trials any would need there: what to suggest.
-  const auto at_final = analysis::evaluate_gate(*items, analysis::adaptive_final_policy(r.policy)).comparisons;
-  int reachable_first = 0, adaptive_need = 0;
-  for (const auto& c : at_final) {
-    if (!c.underpowered) continue;
-    reachable_first += c.trials_for_resolution > 0 && c.trials_for_resolution <= s.max_trials;
-    adaptive_need = std::max(adaptive_need, c.trials_for_resolution);
-  }
+  // Unless the adaptive mode was asked for: the underpowered ones judged at
+  // the level of its deciding look, as adaptive_requests judges them, and
+  // whether the trials the gate may add can bring any of them there.
+  std::vector<model::Comparison> at_final;
+  if (!s.adaptive && underpowered_first > 0)
+    at_final = analysis::evaluate_gate(*items, analysis::adaptive_final_policy(r.policy)).comparisons;
+  const bool reachable = std::any_of(at_final.begin(), at_final.end(), [&](const model::Comparison& c) {
+    return c.underpowered && c.trials_for_resolution > 0 && c.trials_for_resolution <= s.max_trials;
+  });
   // The policy's rerun is for resolution: a gate that already found a
   // regression or failure has its answer.
   const bool wants_resolution =
       !s.adaptive && may_add && underpowered_first > 0 && decided.regression == 0 && decided.failed == 0;
-  const bool rerun_for_resolution = wants_resolution && reachable_first > 0;
+  const bool rerun_for_resolution = wants_resolution && reachable;
   if (wants_resolution && !rerun_for_resolution)
     std::cerr << fmt::format(
         "{} comparison(s) cannot reach the policy's level at their trial counts, nor with the {} candidate trials "
@@ -193,12 +192,11 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
     r.joint = std::move(first.joint);
     r.family = first.family;
     r.alpha_lone = first.alpha_lone;
-    // Left unrun for want of budget: the trials each would need are those
-    // of the adaptive mode's deciding look, as the warning suggests.
-    if (wants_resolution)
-      for (std::size_t i = 0; i < r.comparisons.size() && i < at_final.size(); ++i)
-        if (r.comparisons[i].underpowered && at_final[i].underpowered)
-          r.comparisons[i].trials_for_resolution = at_final[i].trials_for_resolution;
+    // The trials an underpowered one needs are those of the adaptive mode's
+    // deciding look: what the warning below suggests running with.
+    for (std::size_t i = 0; i < r.comparisons.size() && i < at_final.size(); ++i)
+      if (r.comparisons[i].underpowered && at_final[i].underpowered)
+        r.comparisons[i].trials_for_resolution = at_final[i].trials_for_resolution;
   }
   if (r.comparisons.empty()) {
     std::set<std::string> names;
@@ -226,10 +224,9 @@ Expected<Judged> judge(const State& s, store::Store& st, const std::string& cand
   model::Underpowered action = policy->underpowered;
   if (action == model::Underpowered::Adaptive) action = model::Underpowered::Fail;
   if (r.underpowered > 0) {
-    // The trials to suggest are those the adaptive mode's deciding look needs.
-    int most = r.adaptive ? 0 : adaptive_need;
+    int most = 0;
     for (const auto& c : r.comparisons)
-      if (c.underpowered && r.adaptive) most = std::max(most, c.trials_for_resolution);
+      if (c.underpowered) most = std::max(most, c.trials_for_resolution);
     std::string why =
         policy->underpowered == model::Underpowered::Adaptive && !rerunnable
             ? fmt::format(" (its suite {} cannot be rerun)", cand->run.suite_path.empty() ? "-" : cand->run.suite_path)
