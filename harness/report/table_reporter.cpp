@@ -103,9 +103,9 @@ ShowParts build(const analysis::RunSummary& rs, const ShowOptions& opts) {
       if (any_steady) row.push_back("");
       p.table.row(std::move(row));
     }
-    for (const auto& f : c.failures)
-      p.failures.push_back(fmt::format("{}{}: {}", c.workload, c.label.empty() ? "" : " " + c.label, f));
-    for (const auto& n : c.notes) p.notes.push_back(fmt::format("{} {}: {}", c.workload, c.label, n));
+    const std::string where = c.label.empty() ? c.workload : c.workload + " " + c.label;
+    for (const auto& f : c.failures) p.failures.push_back(fmt::format("{}: {}", where, f));
+    for (const auto& n : c.notes) p.notes.push_back(fmt::format("{}: {}", where, n));
   }
   for (const auto& d : rs.slow_devices) p.notes.push_back(d.text());
   for (const auto& t : rs.trials)
