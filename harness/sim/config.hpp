@@ -1,11 +1,11 @@
 #pragma once
 // perfgate-sim: a CPU simulation of one data-parallel training job whose knobs
-// have real, measurable effects (docs/perfgate-sim.md). Everything is real
-// computation and memory traffic except two effects that are latency by
-// nature and are modelled as calibrated waits: per-op dispatch (a host-side
-// busy spin, as a framework's launch path burns CPU) and the network part of
-// the all-reduce and the storage read of a sample (sleeps: the wire and the
-// disk work while the CPU does not).
+// have real, measurable effects (docs/perfgate-sim.md). Every knob changes
+// the work a step does: computation, memory traffic and host work (the
+// per-op dispatch of eager mode is a fixed amount of serial host work per
+// launch). Two effects are latency by nature and are modelled as waits: the
+// network part of the all-reduce and the storage read of a sample (sleeps:
+// the wire and the disk work while the CPU does not).
 
 #include <cstdint>
 #include <string>
@@ -31,8 +31,8 @@ struct Config {
   double act_llc = 0;    // > 0: size act_mb at this many last-level caches per layer
   double grad_mb = 100;  // gradient bytes all-reduced per step (nominal model size)
   std::uint64_t seed = 1;
-  // calibration of the modelled latencies
-  double dispatch_us = 150;      // host cost of launching one op in eager mode
+  // calibration of the modelled host work and latencies
+  double dispatch_work = 100;    // host work of one eager op launch, thousands of chain steps
   double link_gbps = 16;         // all-reduce bus bandwidth, GB/s
   double link_latency_us = 300;  // fixed cost of one all-reduce call
   double read_us = 500;          // storage read latency per sample

@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--seed", c.seed, "random seed")->capture_default_str();
-  app.add_option("--dispatch-us", c.dispatch_us, "host cost of one eager op launch, us")
+  app.add_option("--dispatch-work", c.dispatch_work,
+                 "host work of one eager op launch, thousands of dependent integer steps (100: ~150 us at 2.7 GHz)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--link-gbps", c.link_gbps, "all-reduce bandwidth, GB/s")

@@ -16,6 +16,7 @@
 
 #include "harness/sim/allreduce.hpp"
 #include "harness/sim/data_loader.hpp"
+#include "harness/sim/host_work.hpp"
 #include "harness/sim/kernels.hpp"
 
 namespace perfgate::sim {
@@ -25,13 +26,13 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Host-side op launch cost: a framework's dispatch path burns CPU, so this spins.
-void spin_for(double seconds) {
-  if (seconds <= 0) return;
-  auto until = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < until) {
-  }
-}
+// Graph mode's compile: this much host work per op (thousands of chain
+// steps, host_work.hpp), 15 launches' worth at the default
+// --dispatch-work. The first step is then 7-9 steady steps, far above the
+// factor of 3 that marks a compile step (stats/steady_state.hpp); at a fifth
+// of it the first step was 3.3-4.2 steps and on a loaded machine it fell
+// under that factor, so graph mode's cost went uncut.
+constexpr double k_compile_work_per_op = 1500;
 
 double host_rss_mb() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -57,6 +58,7 @@ inline float dact(float x) {
 
 struct StepTimes {
   double data_wait_s = 0, forward_s = 0, backward_s = 0, allreduce_s = 0, optimizer_s = 0, step_s = 0;
+  double cpu_s = 0;   // CPU time the whole process spent during the step (every rank and thread)
   double wire_s = 0;  // all-reduce time in all, hidden behind backward or not
   double loss = 0;
 };
@@ -96,8 +98,10 @@ class Job {
   void decide_next_step();
   void rank_loop(int rank);
   StepTimes step(int rank, long long s, DataLoader& loader, struct RankState& st);
+  // Eager mode launches each op from the host: a fixed amount of host work
+  // per launch (--dispatch-work), as a framework's dispatch path is.
   void dispatch(int ops) const {
-    if (!m_graph) spin_for(ops * m_cfg.dispatch_us * 1e-6);
+    if (!m_graph) host_work(ops * m_cfg.dispatch_work);
   }
   void emit(long long s, const StepTimes& t);
   double compile(struct RankState& st);
@@ -144,16 +148,11 @@ void Job::decide_next_step() {
 
 double Job::compile(RankState& st) {
   // Graph mode's one-time cost, all of it real work: build every op's kernel
-  // (a fixed amount of code generation per op) and autotune the matmul tile
-  // by timing each candidate. A million rounds per op put the compile near
-  // eight steady steps: at a fifth of that the first step was 3.3-4.2 steps,
-  // and on a loaded machine it fell under the factor of 3 that marks a
-  // compile step (stats/steady_state.hpp), so graph mode's cost went uncut.
+  // (a fixed amount of code generation per op, k_compile_work_per_op) and
+  // autotune the matmul tile by timing each candidate.
   auto t0 = Clock::now();
   int ops = m_cfg.layers * ((m_fused ? 1 : 4) + (m_fused ? 1 : 3) + 5) + 2;
-  volatile std::uint64_t h = 1469598103934665603ull;
-  for (int op = 0; op < ops; ++op)
-    for (int i = 0; i < 1000000; ++i) h = (h ^ static_cast<std::uint64_t>(i + op)) * 1099511628211ull;
+  host_work(ops * k_compile_work_per_op);
   const int w = m_cfg.width, b = m_cfg.batch;
   double best = 1e9;
   for (int tile : {16, 32, 64, 128, 256}) {
@@ -176,6 +175,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
   auto& grads = m_grads[static_cast<std::size_t>(rank)];
   const std::size_t bw = static_cast<std::size_t>(b) * w;
   auto t_start = Clock::now();
+  const double cpu_start = rank == 0 ? process_cpu_s() : 0, thread_cpu_start = rank == 0 ? thread_cpu_s() : 0;
 
   Batch batch = loader.next();
   auto t_data = Clock::now();
@@ -186,7 +186,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
     double c = compile(st);
     if (rank == 0) m_compile_ms = c * 1e3;
   }
-  if (m_graph) spin_for(m_cfg.dispatch_us * 1e-6);  // the whole step is one launch
+  if (m_graph) host_work(m_cfg.dispatch_work);  // the whole step is one launch
 
   // Forward.
   const float scale = 0.5f;
@@ -274,15 +274,23 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
 
   // Faults (rank 0 only: the others follow through the all-reduce).
   if (rank == 0) {
-    double compute_s = t.forward_s + t.backward_s + t.optimizer_s;
-    // The step so far (data, compute, exposed all-reduce) takes F times as long:
-    // what a regression of factor F looks like from outside, whatever the step
-    // is made of.
-    if (m_cfg.slowdown_at_s >= 0 && since(m_t0) >= m_cfg.slowdown_at_s && m_cfg.slowdown_factor > 1)
-      spin_for((m_cfg.slowdown_factor - 1) * since(t_start));
+    const double cpu_so_far = thread_cpu_s() - thread_cpu_start;
+    // From T on the step does F times its work: F times the CPU work it has
+    // done so far (run as more host work, which a busy machine stretches as
+    // it stretched the step's own) and F times what it waited for (data,
+    // storage, the exposed all-reduce: a wait). What a regression of factor
+    // F looks like from outside, whatever the step is made of, and the same
+    // factor on a quiet or a loaded machine: a spin to a wall-clock deadline
+    // overshot by a time slice when preempted (+131 % for F = 1.2 beside
+    // eight busy loops).
+    if (m_cfg.slowdown_at_s >= 0 && since(m_t0) >= m_cfg.slowdown_at_s && m_cfg.slowdown_factor > 1) {
+      const double more = m_cfg.slowdown_factor - 1, waited = std::max(0.0, since(t_start) - cpu_so_far);
+      burn_thread_cpu(more * cpu_so_far);
+      std::this_thread::sleep_for(std::chrono::duration<double>(more * waited));
+    }
     if (m_cfg.noise_cv > 0) {
       std::normal_distribution<double> z(0.0, 1.0);
-      spin_for(compute_s * m_cfg.noise_cv * std::fabs(z(st.rng)) * 1.25);
+      burn_thread_cpu(cpu_so_far * m_cfg.noise_cv * std::fabs(z(st.rng)) * 1.25);
     }
     if (m_cfg.stall_every > 0 && s > 0 && s % m_cfg.stall_every == 0)
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_cfg.stall_ms));
@@ -291,6 +299,7 @@ StepTimes Job::step(int rank, long long s, DataLoader& loader, RankState& st) {
       m_leaked.emplace_back(new char[n]);
       std::memset(m_leaked.back().get(), 1, n);  // touched, so it is resident
     }
+    t.cpu_s = process_cpu_s() - cpu_start;
   }
   t.step_s = since(t_start);
   return t;
@@ -304,11 +313,11 @@ void Job::emit(long long s, const StepTimes& t) {
   std::fprintf(m_out,
                "{\"step\": %lld, \"t_s\": %.6f, \"step_time_ms\": %.4f, \"throughput\": %.3f, \"data_wait_ms\": %.4f, "
                "\"forward_ms\": %.4f, \"backward_ms\": %.4f, \"allreduce_ms\": %.4f, \"allreduce_total_ms\": %.4f, "
-               "\"optimizer_ms\": %.4f, "
+               "\"optimizer_ms\": %.4f, \"cpu_ms\": %.4f, "
                "\"loss\": %s, \"host_rss_mb\": %.2f, \"loss_scale\": %.0f}\n",
                s, since(m_t0), t.step_s * 1e3, samples / t.step_s, t.data_wait_s * 1e3, t.forward_s * 1e3,
-               t.backward_s * 1e3, t.allreduce_s * 1e3, t.wire_s * 1e3, t.optimizer_s * 1e3, loss.c_str(),
-               host_rss_mb(), m_storage == Storage::F16 ? m_loss_scale : 1.0);
+               t.backward_s * 1e3, t.allreduce_s * 1e3, t.wire_s * 1e3, t.optimizer_s * 1e3, t.cpu_s * 1e3,
+               loss.c_str(), host_rss_mb(), m_storage == Storage::F16 ? m_loss_scale : 1.0);
   std::fflush(m_out);
 }
 
@@ -370,7 +379,7 @@ int Job::run(std::FILE* out, bool stdout_protocol) {
       out,
       "{\"meta\": {\"units\": {\"throughput\": \"samples/s\", \"step_time_ms\": \"ms\", \"data_wait_ms\": \"ms\", "
       "\"forward_ms\": \"ms\", \"backward_ms\": \"ms\", \"allreduce_ms\": \"ms\", \"allreduce_total_ms\": \"ms\", "
-      "\"optimizer_ms\": \"ms\", "
+      "\"optimizer_ms\": \"ms\", \"cpu_ms\": \"ms\", "
       "\"host_rss_mb\": \"MB\", \"act_mb\": \"MB\"}, \"better\": {\"throughput\": \"higher\", \"loss\": \"lower\", "
       "\"loss_scale\": \"none\"}, \"kind\": {\"ranks\": \"fact\", \"buckets\": \"fact\", \"matmul_tile\": \"fact\", "
       "\"act_mb\": \"fact\"}}}\n");
