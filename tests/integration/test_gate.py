@@ -368,18 +368,16 @@ class GateSim(GateTestCase):
     alone = True
     def test_sim_dispatch_slowdown_is_a_regression(self):
         # Eager mode, one rank, a tiny model and a light data loader: the step is
-        # almost only op launches, a busy wait of --dispatch-us each, so a launch
-        # cost of 400 instead of 100 us makes it nearly 4 times slower. Waiting
-        # for a deadline is little disturbed by load, unlike computing: measured
-        # 7 ms -> 26 ms on an idle 2-core VM, 7-16 ms -> 26-48 ms with two CPU
-        # hogs beside it. Asserted: a regression (significant after correction)
-        # and at least +30 %. With 8 trials per side and 2 metrics, up to 7 of
-        # the 64 baseline/candidate pairs may be inverted and the adjusted p
-        # still stays below the FDR of 0.01.
-        def sim_suite(dispatch_us):
+        # almost only op launches, --dispatch-work of host work each, so four times
+        # the work per launch makes the step nearly 4 times slower (work, which a
+        # busy machine stretches alike in both runs). Asserted: a regression
+        # (significant after correction) and at least +30 %. With 8 trials per side
+        # and 2 metrics, up to 7 of the 64 baseline/candidate pairs may be inverted
+        # and the adjusted p still stays below the FDR of 0.01.
+        def sim_suite(dispatch_work):
             argv = [SIM, "--graph-mode", "eager", "--ranks", "1", "--steps", "10", "--layers", "4", "--width", "32",
                     "--act-mb", "0.5", "--grad-mb", "1", "--batch", "8", "--read-us", "50", "--decode-work", "10",
-                    "--dispatch-us", str(dispatch_us)]
+                    "--dispatch-work", str(dispatch_work)]
             return self.write_suite(f"""\
 suite: sim-gate
 defaults: {{repeats: 8, warmup: {{steps: 2}}, timeout: 2m}}

@@ -3,8 +3,9 @@
 test_sim.py asserts each perfgate-sim effect on suites written for the test
 (one rank, more trials); here the shipped files themselves must run, store
 every trial, and show their effect's direction from the stored trials, with
-fewer repeats (`--set repeats=N`) to keep the test suite short. Margins are
-far inside the effects measured in docs/perfgate-sim.md.
+fewer repeats (`--set repeats=N`) to keep the test suite short. Effects are
+ratios between configurations of one run, pair by pair, against the floors
+docs/perfgate-sim.md derives ("What each knob does to the work").
 """
 
 import csv
@@ -13,7 +14,7 @@ import json
 import statistics
 import unittest
 
-from support import SOURCE_DIR, PerfgateTestCase, fact, metric, trials_by_status
+from support import SOURCE_DIR, Effect, PerfgateTestCase, assert_effects, fact, metric, trials_by_status
 
 
 def config(show, **params):
@@ -44,75 +45,85 @@ class ShippedSuiteCase(PerfgateTestCase):
 class ShippedSuites(ShippedSuiteCase):
     """The suites whose effect is a time: one timing class at a time (configurations interleaved in one run)."""
     measures_time = True
-    timeout_s = 300
+    timeout_s = 600
 
     def test_graph_vs_eager(self):
-        show = self.run_shipped("graph-vs-eager", "--set", "repeats=3", trials=12)
-        eager_off = config(show, graph_mode="eager", fusion="off")
+        # The suite's 2 ranks, judged on the step's CPU time (cpu_ms, the whole
+        # process: every rank, loader and communication thread): eager's 72 launches of
+        # host work per rank and step against graph's one took 1.36-1.71x the CPU of
+        # graph (SSE2, AVX2 and AVX-512 builds, quiet and beside eight busy loops), and
+        # fusion saves 1.28-1.43x of eager's. Whole-trial CPU time also holds graph's
+        # compile, which once outweighed eager's launches over 30 steps. Floors: 1.15
+        # and 1.12.
+        def measure(repeats):
+            return self.run_shipped("graph-vs-eager", "--set", f"repeats={repeats}", trials=4 * repeats)
+        show = assert_effects(self, measure, [
+            Effect("graph vs eager", {"graph_mode": "graph", "fusion": "off"}, {"graph_mode": "eager", "fusion": "off"},
+                   "cpu_ms", 1.15),
+            Effect("fusion on vs off", {"graph_mode": "eager", "fusion": "on"}, {"graph_mode": "eager", "fusion": "off"},
+                   "cpu_ms", 1.12),
+        ], repeats=5)
         graph_off = config(show, graph_mode="graph", fusion="off")
-        eager_on = config(show, graph_mode="eager", fusion="on")
-        # Measured -29 % (graph) and -24 % (fusion) in step time at the suite's 2 ranks, and -35 %
-        # and -28 % in the trials' CPU time. The 10 % margins are asserted on CPU time: a step's
-        # wall time follows where the trial landed on a loaded machine (graph only 9.4 % ahead
-        # once, with a compiler running beside the test), the work it did does not (SimEffects'
-        # fusion test found the same). Step time keeps its direction.
-        self.assertLess(median_of(graph_off, "cpu_time_s"), 0.9 * median_of(eager_off, "cpu_time_s"))
-        self.assertLess(median_of(eager_on, "cpu_time_s"), 0.9 * median_of(eager_off, "cpu_time_s"))
-        self.assertLess(median_of(graph_off, "step_time_ms"), median_of(eager_off, "step_time_ms"))
-        self.assertLess(median_of(eager_on, "step_time_ms"), median_of(eager_off, "step_time_ms"))
-        # Graph mode compiles on its first step.
-        self.assertGreater(graph_off["first_step_ms"], 2 * median_of(graph_off, "step_time_ms"))
+        # Graph mode compiles on its first step (9-16 steady steps measured; a
+        # compile step is one over 3 times the steady ones).
+        self.assertGreater(graph_off["first_step_ms"], 3 * median_of(graph_off, "step_time_ms"))
         self.assertGreater(median_of(graph_off, "compile_ms"), 0)
 
-    def test_sweep_bucket_has_an_interior_best(self):
-        show = self.run_shipped("sweep-bucket", "--set", "repeats=3", trials=24)
-        by_size = {mb: [] for mb in (5, 25, 50, 100)}
-        for loader in ({"num_workers": 2, "prefetch": 2}, {"num_workers": 4, "prefetch": 2}):
-            exposed = {}
-            for mb in (5, 25, 50, 100):
-                c = [c for c in show["configs"] if str(c["params"]["bucket_mb"]) == str(mb)
-                     and c["params"]["dataloader"] == loader]
-                self.assertEqual(len(c), 1, (mb, loader, [c["params"] for c in show["configs"]]))
-                exposed[mb] = median_of(c[0], "allreduce_ms")
-            # The all-reduce left exposed after the last rank's backward, with the suite's 400 us
-            # per call and 32 MB of activations: 5.9 / 2.1 / 3.9 / 7.1 ms quiet, 3.3 / 2.1 / 3.7 /
-            # 7.0 ms with a busy loop per core (a slower backward hides more of the small buckets'
-            # calls, hence the 10 % margin against 5 MB); the one big bucket cannot start before
-            # backward ends at any load.
-            best = min(exposed, key=exposed.get)
-            self.assertIn(best, (25, 50), (loader, exposed))
-            self.assertLess(exposed[best], 0.9 * exposed[5], (loader, exposed))
-            self.assertLess(exposed[best], 0.75 * exposed[100], (loader, exposed))
-            for mb, v in exposed.items():
-                by_size[mb].append(v)
-        # Over both loaders 25 MB is the best size: about 40 % ahead of 50 MB quiet and loaded (5
-        # of 5 runs with two busy loops). It was 4.6 against 4.5 ms on one CI run while the
-        # exposed time still included waiting for the other rank's backward.
-        mean = {mb: statistics.mean(v) for mb, v in by_size.items()}
-        self.assertEqual(min(mean, key=mean.get), 25, mean)
-        # perfgate sweep ranks the same trials: a middle bucket first, the extremes behind.
+    def test_sweep_bucket_pays_latency_per_bucket_and_ranks_every_configuration(self):
+        # The suite's 400 us per call and 32 MB of activations. What the bucket size does
+        # to the work: 5 MB buckets make 20 calls to 25 MB's 4 (total communication
+        # 1.68-1.94x, waits, on any CPU and load), and a 100 MB bucket is the whole model,
+        # which cannot start before backward ends (nearly all of its communication exposed:
+        # 1.00-1.01 of it). Which size leaves the least exposed is not a property of the
+        # work: it is how fast backward runs against the link. On a quiet machine 25 MB
+        # wins (exposed 2.4-3.2x less than 5 or 100 MB); beside eight busy loops backward
+        # is five times slower, hides the small buckets' calls too, and the exposed times
+        # differ by less than the scheduler's wake-up delays (5 against 25 MB 0.59-3.5x
+        # pair by pair), as a slower accelerator with the same network would.
+        # Floors: 1.4x total, and the single bucket's exposed share at least 0.9.
+        loaders = ({"num_workers": 2, "prefetch": 2}, {"num_workers": 4, "prefetch": 2})
+        effects = []
+        for loader in loaders:
+            at = lambda mb: {"bucket_mb": mb, "dataloader": loader}
+            effects.append(Effect(f"5 vs 25 MB, {loader['num_workers']} workers", at(25), at(5), "allreduce_total_ms",
+                                  1.4))
+
+        def measure(repeats):
+            return self.run_shipped("sweep-bucket", "--set", f"repeats={repeats}", trials=8 * repeats)
+        show = assert_effects(self, measure, effects, repeats=3)
+        for loader in loaders:
+            (c,) = [c for c in show["configs"] if str(c["params"]["bucket_mb"]) == "100"
+                    and c["params"]["dataloader"] == loader]
+            share = median_of(c, "allreduce_ms") / median_of(c, "allreduce_total_ms")
+            self.assertGreater(share, 0.9, f"one bucket cannot overlap with backward ({loader})")
+        # perfgate sweep ranks the same trials, in every output.
         r = self.perfgate("sweep", "latest", "--metric", "allreduce_ms", "--format", "json")
         self.assertExit(r, 0, "perfgate sweep")
         sw = json.loads(r.stdout)
         self.assertEqual(len(sw["entries"]), 8)
-        self.assertIn(sw["entries"][0]["params"]["bucket_mb"], (25, 50), sw["entries"])
-        self.assertTrue(all(e["rank"] > 2 for e in sw["entries"] if e["params"]["bucket_mb"] in (5, 100)), sw["entries"])
+        medians = [e["median"] for e in sw["entries"]]
+        self.assertEqual(medians, sorted(medians), "ranked by the median, lowest time first")
+        self.assertEqual(sorted(e["rank"] for e in sw["entries"])[0], 1)
         table = self.perfgate("sweep", "latest", "--metric", "allreduce_ms", "--axes", "bucket_mb,dataloader.num_workers")
         self.assertExit(table, 0)
         self.assertIn("bucket_mb \\ dataloader.num_workers", table.stdout)
         self.assertRegex(table.stdout, r"(best: |no clear winner: )")
         rows = list(csv.DictReader(io.StringIO(self.perfgate("sweep", "latest", "--metric", "allreduce_ms", "--format",
                                                              "csv").stdout)))
-        self.assertEqual(len(rows), 8)
-        self.assertIn(rows[0]["bucket_mb"], ("25", "50"))
+        self.assertEqual([r["bucket_mb"] for r in rows], [str(e["params"]["bucket_mb"]) for e in sw["entries"]])
 
     def test_sweep_dataloader_starves_without_workers(self):
-        show = self.run_shipped("sweep-dataloader", "--set", "repeats=1", trials=7)
-        inline = config(show, num_workers=0, prefetch=1)
-        four = config(show, num_workers=4, prefetch=2)
-        # In-line loading waits 16+ ms per step; four workers keep the queue full.
-        self.assertGreater(median_of(inline, "data_wait_ms"), 5 * median_of(four, "data_wait_ms") + 2.0)
-        self.assertLess(median_of(four, "step_time_ms"), median_of(inline, "step_time_ms"))
+        # In-line loading waits 22-49 ms per step for 32 reads of 500 us; four workers
+        # keep the queue full (0.04 ms). Floors: 5x the data wait, 1.2x the step.
+        def measure(repeats):
+            return self.run_shipped("sweep-dataloader", "--set", f"repeats={repeats}", trials=7 * repeats)
+        inline, four = {"num_workers": 0, "prefetch": 1}, {"num_workers": 4, "prefetch": 2}
+        show = assert_effects(self, measure, [
+            Effect("in-line vs 4 workers", four, inline, "data_wait_ms", 5),
+            Effect("in-line vs 4 workers", four, inline, "step_time_ms", 1.2),
+        ], repeats=3)
+        self.assertGreater(median_of(config(show, **inline), "data_wait_ms"),
+                           5 * median_of(config(show, **four), "data_wait_ms") + 2.0)
 
 class ShippedSuitesNoTiming(ShippedSuiteCase):
     """The suites checked here for what they store (memory, loss scale, world

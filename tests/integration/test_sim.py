@@ -1,16 +1,20 @@
 """perfgate-sim through the real harness: its knobs have the effects they claim.
 
-Each effect is asserted from the stored trials with margins far below the
-effect measured on a loaded 2-core machine (docs/perfgate-sim.md gives the
-figures): the direction in a clear majority of paired trials, and a median
-change of at least 10 % where the measured one is 20 % or more.
+Each knob changes the work a step does (docs/perfgate-sim.md, "What each
+knob does to the work"), and each effect is asserted as a ratio between
+configurations measured side by side in one run, pair by pair (support.Effect:
+per repeat, the slower configuration's trial over the faster one's), against
+a floor that the docs derive from the work and from the ratios measured on
+AVX-512, AVX2-only and SSE2 builds, quiet and beside eight busy loops. Where
+a run's noise is too high to decide, the test measures once more.
 """
 
 import statistics
 import unittest
 from pathlib import Path
 
-from support import PERFGATE_BIN, PerfgateTestCase, fact, flow_list, metric, trials_by_status
+from support import (PERFGATE_BIN, Effect, PerfgateTestCase, assert_effects, fact, flow_list, metric,
+                     trials_by_status)
 
 SIM = str(Path(PERFGATE_BIN).resolve().parent / "perfgate-sim")
 
@@ -20,11 +24,6 @@ def config_by(show, **params):
         if all(str(c["params"].get(k)) == str(v) for k, v in params.items()):
             return c
     raise AssertionError(f"no configuration with {params} in {[c['params'] for c in show['configs']]}")
-
-
-def values(config, name):
-    """Per-trial values of a metric, by repeat."""
-    return {t["repeat"]: t["value"] for t in metric(config, name)["trials"]}
 
 
 class SimTestCase(PerfgateTestCase):
@@ -37,18 +36,12 @@ workloads:
   - name: sim
     command: {flow_list(argv)}
     matrix: {matrix}
-{extra}""")
+{extra}""", name=f"sim-{len(list(self.tmp.glob('sim-*.yaml')))}.yaml")
         r = self.perfgate("run", suite, "--seed", "7", "-q", timeout=600)
         self.assertExit(r, 0, "perfgate run")
-        return self.show_json()
-
-    def assertFasterInMostPairs(self, fast, slow, name="step_time_ms", min_change=0.10):
-        f, s = values(fast, name), values(slow, name)
-        wins = sum(1 for k in f if k in s and f[k] < s[k])
-        self.assertGreater(wins, len(f) / 2,
-                                f"{fast['label']} faster than {slow['label']} in only {wins} of {len(f)} pairs: {f} vs {s}")
-        mf, ms = statistics.median(f.values()), statistics.median(s.values())
-        self.assertLess(mf, ms * (1 - min_change), f"median {name}: {mf} vs {ms}")
+        show = self.show_json()
+        self.assertEqual(set(trials_by_status(show)), {"ok"}, [t.get("error") for t in show["trials"]])
+        return show
 
 
 # Loading off (no storage reads, no decode): the knobs below act on the step's
@@ -60,39 +53,51 @@ NO_LOADING = ["--read-us", "0", "--decode-work", "0"]
 
 class SimEffects(SimTestCase):
     measures_time = True
-    timeout_s = 300
+    timeout_s = 600
 
     def test_graph_beats_eager_and_fusion_beats_no_fusion(self):
-        show = self.run_sim_suite(
-            '{graph_mode: [eager, graph], fusion: ["off", "on"]}',
-            # One rank: these knobs act within a rank, and two busy rank threads on a
-            # loaded 2-core machine would only add scheduling noise.
-            ["--graph-mode", "{graph_mode}", "--fusion", "{fusion}", "--ranks", "1", *NO_LOADING], repeats=5, steps=20)
-        self.assertEqual(len(trials_by_status(show).get("ok", [])), 20)
-        eager_off = config_by(show, graph_mode="eager", fusion="off")
+        # One rank: these knobs act within a rank. Judged on the step's CPU time
+        # (cpu_ms), which is its work whatever share of a core the machine gave
+        # the trial; wall time doubles for a trial that lands beside a busy loop.
+        # Eager launches 72 ops per step unfused (each --dispatch-work of host
+        # work), graph one: 1.51-2.38x the CPU per step across the builds, 1.98x
+        # beside eight busy loops. Fusion runs the element-wise chain in one
+        # pass instead of four and launches 40 ops instead of 72: 1.50-1.80x,
+        # 1.63x beside eight busy loops. Floors: 1.25 for both.
+        def measure(repeats):
+            return self.run_sim_suite(
+                '{graph_mode: [eager, graph], fusion: ["off", "on"]}',
+                ["--graph-mode", "{graph_mode}", "--fusion", "{fusion}", "--ranks", "1", *NO_LOADING],
+                repeats=repeats, steps=20)
+        show = assert_effects(self, measure, [
+            Effect("graph vs eager", {"graph_mode": "graph", "fusion": "off"}, {"graph_mode": "eager", "fusion": "off"},
+                   "cpu_ms", 1.25),
+            Effect("fusion on vs off", {"graph_mode": "eager", "fusion": "on"}, {"graph_mode": "eager", "fusion": "off"},
+                   "cpu_ms", 1.25),
+        ], repeats=5)
         graph_off = config_by(show, graph_mode="graph", fusion="off")
-        eager_on = config_by(show, graph_mode="eager", fusion="on")
-        self.assertFasterInMostPairs(graph_off, eager_off)
-        # Fusion saves 12-30 % of an eager step here (docs/perfgate-sim.md). Judged on the
-        # trial's CPU time: with a busy loop per core, three runnable tasks share two cores and
-        # whichever trial lands beside a busy loop takes twice the wall time for the same work
-        # (eager per-step medians of 19.4-21.0 or 37.9-38.2 ms in one series of 8, fused 12.2-13.0
-        # or 25.1 ms), so five trials a side could show fusion 3.4 % ahead once in ten rounds.
-        # CPU time does not follow the share: 0.50 vs 0.31 s over 25 steps, every time, quiet
-        # or with the two loops. Assert 10 % on it.
-        self.assertFasterInMostPairs(eager_on, eager_off, name="cpu_time_s", min_change=0.10)
-        # Graph mode compiles on its first step.
-        self.assertGreater(graph_off["first_step_ms"], 2 * metric(graph_off, "step_time_ms")["median"])
+        eager_off = config_by(show, graph_mode="eager", fusion="off")
+        # Graph mode compiles on its first step: 1,500 thousand chain steps per op,
+        # 9-16 steady steps measured; a compile step is one over 3 times the steady ones.
+        self.assertGreater(graph_off["first_step_ms"], 3 * metric(graph_off, "step_time_ms")["median"])
         self.assertGreater(metric(graph_off, "compile_ms")["median"], 0)
         self.assertEqual(metric(eager_off, "compile_ms")["median"], 0)
 
     def test_too_few_loader_workers_wait_for_data(self):
-        show = self.run_sim_suite("{num_workers: [0, 4]}", ["--graph-mode", "graph", "--num-workers", "{num_workers}"])
-        inline, workers = config_by(show, num_workers=0), config_by(show, num_workers=4)
-        wait_inline = metric(inline, "data_wait_ms")["median"]
-        wait_workers = metric(workers, "data_wait_ms")["median"]
+        # In-line loading reads 32 samples of 500 us per step on the rank's own
+        # thread: 22-49 ms of data wait per step, where 4 workers keep the queue
+        # full (0.04 ms; ratio 580-1,400x measured). The step: 1.8-2.5x. Floors:
+        # 5x the data wait (and 2 ms more), 1.2x the step.
+        def measure(repeats):
+            return self.run_sim_suite("{num_workers: [0, 4]}", ["--graph-mode", "graph", "--num-workers", "{num_workers}"],
+                                      repeats=repeats)
+        show = assert_effects(self, measure, [
+            Effect("in-line loading vs 4 workers", {"num_workers": 4}, {"num_workers": 0}, "data_wait_ms", 5),
+            Effect("in-line loading vs 4 workers", {"num_workers": 4}, {"num_workers": 0}, "step_time_ms", 1.2),
+        ], repeats=5)
+        wait_inline = metric(config_by(show, num_workers=0), "data_wait_ms")["median"]
+        wait_workers = metric(config_by(show, num_workers=4), "data_wait_ms")["median"]
         self.assertGreater(wait_inline, 5 * wait_workers + 2.0)
-        self.assertFasterInMostPairs(workers, inline)
 
     def test_bf16_beats_fp32_on_the_elementwise_heavy_config(self):
         # suites/precision.yaml's configuration: unfused chain, one rank, and each layer's
@@ -100,14 +105,19 @@ class SimEffects(SimTestCase):
         # machine with a larger L3 held a fixed 64 MB in cache, where 16-bit storage saves
         # no traffic and its conversions cost). The cache counts at most 32 MB: a VM that
         # reports its host's 504 MB L3 made this a 12 GB, 3 s-per-step process.
-        # The 16-bit passes work in registers: through a float scratch they took
-        # several times an fp32 pass's instructions per value, turned compute-bound
-        # whenever anything else competed for the core, and lost their gain in
-        # a varying share of launches (docs/perfgate-sim.md).
-        show = self.run_sim_suite(
-            "{precision: [fp32, bf16]}",
-            ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
-             "--layers", "2", "--ranks", "1", *NO_LOADING], repeats=5, steps=8)
+        # bf16 halves the bytes every element-wise pass moves: fp32 took 1.74-1.98x the
+        # CPU per step of bf16 here (AVX-512 and AVX2 builds, quiet and beside eight busy
+        # loops), 1.12-1.16x on a 504 MB-L3 Xeon 6 whose shared L3 held part of it; with
+        # no AVX2 (an SSE2 build) the conversions cost what the bytes save (1.04x), which
+        # no x86-64 CPU of the last decade is. Floor: 1.05.
+        def measure(repeats):
+            return self.run_sim_suite(
+                "{precision: [fp32, bf16]}",
+                ["--graph-mode", "graph", "--fusion", "off", "--precision", "{precision}", "--act-llc", "4",
+                 "--layers", "2", "--ranks", "1", *NO_LOADING], repeats=repeats, steps=8)
+        show = assert_effects(self, measure, [
+            Effect("bf16 vs fp32", {"precision": "bf16"}, {"precision": "fp32"}, "cpu_ms", 1.05),
+        ], repeats=5)
         fp32, bf16 = config_by(show, precision="fp32"), config_by(show, precision="bf16")
         act_mb = fact(fp32, "act_mb")
         self.assertEqual(fact(bf16, "act_mb"), act_mb)
@@ -116,31 +126,32 @@ class SimEffects(SimTestCase):
         # dominate the process: its peak RSS halves (measured 773 vs 389 MB).
         self.assertGreater(rss32, 2.5 * act_mb)
         self.assertAlmostEqual(rss16 / rss32, 0.5, delta=0.1, msg=f"peak RSS {rss32} vs {rss16} MB")
-        # Measured between medians of five: -26 to -33 % where the L3 is 32 MB (three runs,
-        # bf16 ahead in every pair). On a 504 MB-L3 Xeon 6 host the capped size partly fits
-        # the cache: -12 to -14 % with bf16 narrowed in AVX2 integer code, and -1 to -8 %
-        # with a busy loop on each core (that conversion is vector work, which a busy
-        # neighbour on the core slows more than memory traffic); with the CPU's own
-        # conversion (AVX512-BF16) -21 % quiet and -16 to -23 % with the two busy loops.
-        # Assert 5 % and a majority of pairs.
-        self.assertFasterInMostPairs(bf16, fp32, min_change=0.05)
 
-    def test_bucket_sweep_has_an_interior_best(self):
-        show = self.run_sim_suite("{bucket_mb: [1, 25, 200]}", ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"],
-                                  repeats=5)
+    def test_bucket_sweep_pays_latency_per_bucket_and_one_bucket_cannot_overlap(self):
+        # 100 MB of gradients a step. 1 MB buckets make 100 all-reduce calls of 300 us
+        # latency each, 25 MB buckets 4: the total communication time (allreduce_total_ms,
+        # waits) is 3.9-4.3x, whatever the CPU; the part left exposed after backward
+        # 3.0-10x; the step 1.4-2.9x. One 200 MB bucket cannot start before backward
+        # ends, so nearly all of its communication is exposed (exposed over total 1.0-1.03
+        # measured), where 25 MB buckets hide the first ones behind backward (exposed
+        # 0.32-0.73 of their total). How much of the small buckets' latency backward
+        # hides depends on how fast backward runs, so neither 1 MB nor 200 MB against
+        # 25 MB in step time is a ratio every machine and load keeps. Floors: 2x, 1.5x,
+        # 1.1x; the single bucket exposes at least 0.9 of its communication, and 1.15x the
+        # share 25 MB buckets expose.
+        def measure(repeats):
+            return self.run_sim_suite("{bucket_mb: [1, 25, 200]}",
+                                      ["--graph-mode", "graph", "--bucket-mb", "{bucket_mb}"], repeats=repeats)
+        exposed_share = ("exposed share", lambda m: m["allreduce_ms"] / m["allreduce_total_ms"])
+        show = assert_effects(self, measure, [
+            Effect("1 MB vs 25 MB buckets", {"bucket_mb": 25}, {"bucket_mb": 1}, "allreduce_total_ms", 2.0),
+            Effect("1 MB vs 25 MB buckets", {"bucket_mb": 25}, {"bucket_mb": 1}, "allreduce_ms", 1.5),
+            Effect("1 MB vs 25 MB buckets", {"bucket_mb": 25}, {"bucket_mb": 1}, "step_time_ms", 1.1),
+            Effect("200 MB vs 25 MB buckets", {"bucket_mb": 25}, {"bucket_mb": 200}, exposed_share, 1.15),
+        ], repeats=5)
         small, mid, large = (config_by(show, bucket_mb=b) for b in (1, 25, 200))
-        # The mechanism: the exposed all-reduce time is what the bucket size changes...
-        self.assertFasterInMostPairs(mid, small, "allreduce_ms", min_change=0.3)
-        # Against the one big bucket the margin shrinks on a quick, quiet machine: backward
-        # ends sooner, so less of the 25 MB buckets' traffic hides behind it (5.2 vs 7.2 ms,
-        # 28 %, in one fresh-clone CI run; more with a busy loop per core). Assert 15 %.
-        self.assertFasterInMostPairs(mid, large, "allreduce_ms", min_change=0.15)
-        # ...and it shows in the step time. Against the one big bucket the gain
-        # (about 8 ms on a 2-core machine) is within the rank skew of a loaded
-        # machine, so only the medians' order is asserted there.
-        self.assertFasterInMostPairs(mid, small)
-        step = lambda c: statistics.median(values(c, "step_time_ms").values())
-        self.assertLess(step(mid), step(large))
+        share = metric(large, "allreduce_ms")["median"] / metric(large, "allreduce_total_ms")["median"]
+        self.assertGreater(share, 0.9, "one bucket cannot overlap with backward")
         self.assertGreater(fact(small, "buckets"), fact(mid, "buckets"))
         self.assertEqual(fact(large, "buckets"), 1)
 
