@@ -42,59 +42,77 @@ double HostProbe::run_ms() {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
+WakeupLateness::WakeupLateness(std::chrono::nanoseconds period, std::int64_t start_ns)
+    : m_period_ns(period.count()), m_due_ns(start_ns + period.count()) {}
+
+std::int64_t WakeupLateness::due_ns() const {
+  std::lock_guard lock(m_mu);
+  return m_due_ns;
+}
+
+void WakeupLateness::woke_at(std::int64_t now_ns) {
+  std::lock_guard lock(m_mu);
+  const std::int64_t late_ns = std::max<std::int64_t>(0, now_ns - m_due_ns);
+  std::erase_if(m_readers, [&](const std::weak_ptr<std::atomic<std::int64_t>>& r) {
+    auto worst = r.lock();
+    if (!worst) return true;  // its canary is gone
+    std::int64_t seen = worst->load(std::memory_order_relaxed);
+    while (late_ns > seen && !worst->compare_exchange_weak(seen, late_ns, std::memory_order_relaxed)) {
+    }
+    return false;
+  });
+  m_due_ns = late_ns > m_period_ns ? now_ns + m_period_ns : m_due_ns + m_period_ns;
+}
+
+std::shared_ptr<std::atomic<std::int64_t>> WakeupLateness::add_reader() {
+  auto worst = std::make_shared<std::atomic<std::int64_t>>(0);
+  std::lock_guard lock(m_mu);
+  m_readers.push_back(worst);
+  return worst;
+}
+
 namespace {
 
-// The process's one waking thread and the canaries it reports to.
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The process's one waking thread, started with its first canary.
 class Ticker {
  public:
   static Ticker& instance() {
     static Ticker ticker;
     return ticker;
   }
-  void add(const std::shared_ptr<std::atomic<std::int64_t>>& worst) {
+  std::shared_ptr<std::atomic<std::int64_t>> add() {
+    auto worst = m_lateness.add_reader();
     std::lock_guard lock(m_mu);
-    m_readers.push_back(worst);
     if (!m_thread.joinable()) m_thread = std::jthread([this](std::stop_token stop) { run(stop); });
+    return worst;
   }
 
  private:
   void run(std::stop_token stop) {
-    using clock = std::chrono::steady_clock;
-    auto due = clock::now();
     while (!stop.stop_requested()) {
-      due += WakeupCanary::k_period;
-      std::this_thread::sleep_until(due);
-      const auto now = clock::now();
-      const std::int64_t late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - due).count();
-      {
-        std::lock_guard lock(m_mu);
-        std::erase_if(m_readers, [&](const std::weak_ptr<std::atomic<std::int64_t>>& r) {
-          auto worst = r.lock();
-          if (!worst) return true;  // its canary is gone
-          std::int64_t seen = worst->load(std::memory_order_relaxed);
-          while (late_ns > seen && !worst->compare_exchange_weak(seen, late_ns, std::memory_order_relaxed)) {
-          }
-          return false;
-        });
-      }
-      // After a pause, the next wake-up is a period from now: catching up with
-      // the missed ones would report one pause as several.
-      if (now - due > WakeupCanary::k_period) due = now;
+      std::this_thread::sleep_until(
+          std::chrono::steady_clock::time_point(std::chrono::nanoseconds(m_lateness.due_ns())));
+      m_lateness.woke_at(steady_ns());
     }
   }
 
+  WakeupLateness m_lateness{WakeupCanary::k_period, steady_ns()};
   std::mutex m_mu;
-  std::vector<std::weak_ptr<std::atomic<std::int64_t>>> m_readers;
   std::jthread m_thread;  // last: stopped and joined (at exit) before the rest goes
 };
 
 }  // namespace
 
-WakeupCanary::WakeupCanary() : m_worst_ns(std::make_shared<std::atomic<std::int64_t>>(0)) {
-  Ticker::instance().add(m_worst_ns);
-}
+WakeupCanary::WakeupCanary() : m_worst_ns(Ticker::instance().add()) {}
 
-// The ticker drops a canary's slot at its next wake-up, once the slot is gone.
+WakeupCanary::WakeupCanary(WakeupLateness& source) : m_worst_ns(source.add_reader()) {}
+
+// The waking thread drops a canary's slot at its next wake-up, once the slot is gone.
 WakeupCanary::~WakeupCanary() = default;
 
 double WakeupCanary::take_worst_late_ms() {

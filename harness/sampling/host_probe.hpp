@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace perfgate::sampling {
@@ -29,6 +30,29 @@ class HostProbe {
   std::uint32_t m_position = 0;
 };
 
+// The bookkeeping of a thread that asks to wake every `period`: when its
+// next wake-up is due, and for each reader the worst lateness since the
+// reader last asked. Times are nanoseconds of a monotonic clock; the waking
+// thread (WakeupCanary's) passes the steady clock's, tests their own.
+class WakeupLateness {
+ public:
+  WakeupLateness(std::chrono::nanoseconds period, std::int64_t start_ns);
+  std::int64_t due_ns() const;
+  // The thread woke at `now_ns` for the wake-up that was due: every reader's
+  // worst takes its lateness. The next wake-up is one period after the one
+  // due, or, after a pause longer than a period, one period from now:
+  // catching up with the missed ones would report one pause as several.
+  void woke_at(std::int64_t now_ns);
+  // A new reader, whose worst starts at zero; dropped once the caller lets go.
+  std::shared_ptr<std::atomic<std::int64_t>> add_reader();
+
+ private:
+  mutable std::mutex m_mu;
+  std::int64_t m_period_ns;
+  std::int64_t m_due_ns;
+  std::vector<std::weak_ptr<std::atomic<std::int64_t>>> m_readers;
+};
+
 // How late a thread that asks to wake every 5 ms woke (as cyclictest
 // measures). A machine that stops running its tasks for a while (the
 // hypervisor descheduling this VM, a firmware interrupt, a kernel stall)
@@ -41,7 +65,9 @@ class WakeupCanary {
  public:
   static constexpr std::chrono::milliseconds k_period{5};
 
-  WakeupCanary();
+  WakeupCanary();  // read from the process's waking thread
+  // Read from `source`, which the caller drives (tests: on their own clock).
+  explicit WakeupCanary(WakeupLateness& source);
   ~WakeupCanary();
   WakeupCanary(const WakeupCanary&) = delete;
   WakeupCanary& operator=(const WakeupCanary&) = delete;

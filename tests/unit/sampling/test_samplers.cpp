@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,21 @@ class Child {
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+// A process's CPU seconds (user + system) as /proc/PID/stat says, read by the
+// test itself; and the steady clock in seconds.
+double cpu_s_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fields = stat.substr(stat.rfind(')') + 2);  // after "pid (comm) "
+  std::istringstream rest(fields);
+  std::string skip;
+  for (int i = 3; i < 14; ++i) rest >> skip;  // state .. cmajflt: fields 3-13
+  long long utime = 0, stime = 0;
+  rest >> utime >> stime;
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+double steady_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
 }  // namespace
 
 TEST_CASE("sampler kinds and unknown kinds", "[sampling]") {
@@ -130,15 +146,33 @@ TEST_CASE("proc sampler: a sleeping child has memory and a thread; CPU from the 
 }
 
 TEST_CASE("proc sampler: a busy child shows CPU use", "[sampling]") {
+  // The share of a CPU the child got is whatever the machine's load left it
+  // (100 % on an idle core, 17 % beside eight busy loops on two): the sampler
+  // must report that share, so the test measures it too, side by side, from
+  // the child's own CPU time over the same interval.
   Child child({"/bin/sh", "-c", "while :; do :; done"});
   auto sampler = make("proc");
+  const double cpu0 = cpu_s_of(child.pid()), t0 = steady_s();
   REQUIRE(sampler->sample(child.pid()));
+  const double t0_after = steady_s();
   sleep_ms(400);
+  const double t1 = steady_s();
   auto r = sampler->sample(child.pid());
+  const double cpu1 = cpu_s_of(child.pid()), t1_after = steady_s();
   REQUIRE(r);
   REQUIRE(value(*r, "host.cpu_pct"));
-  CHECK(*value(*r, "host.cpu_pct") > 20);  // ~100 on an idle core; loose for busy CI machines
-  CHECK(*value(*r, "host.cpu_pct") < 150);
+  const double pct = *value(*r, "host.cpu_pct");
+  // The sampler's interval lies within [t0, t1_after] and holds [t0_after, t1];
+  // CPU time comes in clock ticks (10 ms), one of which may fall either side
+  // of each read.
+  const double tick_s = 1.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double lowest = 100.0 * std::max(0.0, cpu1 - cpu0 - 4 * tick_s) / (t1_after - t0);
+  const double highest = 100.0 * (cpu1 - cpu0 + 4 * tick_s) / (t1 - t0_after);
+  INFO("child CPU " << cpu1 - cpu0 << " s over " << t1 - t0_after << "-" << t1_after - t0 << " s");
+  CHECK(cpu1 - cpu0 > 0);  // it ran
+  CHECK(pct >= lowest);
+  CHECK(pct <= highest);
+  CHECK(pct <= 100.0 * (1 + 2 * tick_s / (t1 - t0_after)));  // one thread: at most one CPU, give or take a tick
 }
 
 TEST_CASE("proc sampler: the whole tree counts, children born after the first sample too", "[sampling]") {
