@@ -96,7 +96,9 @@ workloads:
 
 
 class BisectRepo(RepoMaker, PerfgateTestCase):
-    timeout_s = 300
+    # Step times are modelled (TRAIN), so nothing here is a timing effect; but its
+    # six tests build and run many commits: 300 s ran out beside eight busy loops.
+    timeout_s = 600
 
     def bisect(self, suite, *args, timeout=240):
         return self.perfgate("bisect", "--repo", self.repo, "--good", self.shas[0], "--bad", self.shas[-1],

@@ -188,7 +188,9 @@ workloads:
         self.assertNotEqual(verdicts["BM_vector_sum/1024.real_time_ns"], "regression")
 
 
-class Import(PerfgateTestCase):
+class GbenchFiles:
+    """Google Benchmark JSON files from gbench_demo (a mixin of the test classes below)."""
+
     def gbench_json(self, name, slowdown="1"):
         out = self.tmp / name
         env = self.env(DEMO_SLOWDOWN=slowdown)
@@ -196,6 +198,9 @@ class Import(PerfgateTestCase):
                         f"--benchmark_out={out}", "--benchmark_out_format=json"], env=env, check=True,
                        capture_output=True, timeout=60)
         return out
+
+
+class Import(GbenchFiles, PerfgateTestCase):
 
     def test_import_gbench_files_as_trials_of_one_configuration(self):
         files = [self.gbench_json(f"b{i}.json") for i in range(2)]
@@ -238,9 +243,19 @@ class Import(PerfgateTestCase):
         self.assertExit(r, EXIT_INPUT)
         self.assertIn("bad.json", r.stderr + r.stdout)
 
+
+class ImportGate(GbenchFiles, PerfgateTestCase):
+    """A slowdown between imported files: an effect of timing."""
+    measures_time = True
+
     def test_gate_between_imported_runs(self):
-        base = [self.gbench_json(f"base{i}.json") for i in range(6)]
-        cand = [self.gbench_json(f"cand{i}.json", slowdown="4") for i in range(6)]
+        # The files are made in alternation, a baseline file then a candidate one, so a
+        # machine whose load changes meanwhile changes both sides alike (made one side
+        # after the other beside busy loops, a 4x slowdown once read as +185.7 %, p 0.052).
+        base, cand = [], []
+        for i in range(6):
+            base.append(self.gbench_json(f"base{i}.json"))
+            cand.append(self.gbench_json(f"cand{i}.json", slowdown="4"))
         self.assertExit(self.perfgate("import", "--format", "gbench", *base, "--suite", "micro", "--tag", "base"), EXIT_OK)
         self.assertExit(self.perfgate("import", "--format", "gbench", *cand, "--suite", "micro", "--tag", "cand"), EXIT_OK)
         r = self.perfgate("gate", "--run", "latest:cand", "--baseline", "latest:base")

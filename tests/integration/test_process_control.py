@@ -10,7 +10,10 @@ from support import EXIT_HARNESS, PerfgateTestCase, marked_pids, kill_marked, wa
 
 
 class Timeouts(PerfgateTestCase):
-    def run_hang(self, *hang_args, extra_workload=True):
+    # Asserts durations (a timeout and its grace, within seconds).
+    measures_time = True
+
+    def run_hang(self, *hang_args, extra_workload=True, timeout="1s"):
         good = f"""
   - name: after
     command: {self.command("steps.py", "--steps", "2")}""" if extra_workload else ""
@@ -19,7 +22,7 @@ suite: hang
 order: sequential
 defaults:
   repeats: 1
-  timeout: 1s
+  timeout: {timeout}
   kill_grace: 0.5s
 workloads:
   - name: hang
@@ -66,7 +69,9 @@ workloads:
         self.assertNoMarkedProcesses(grace_s=0.5)
 
     def test_child_left_behind_by_a_finished_workload_is_killed(self):
-        r, elapsed, trials = self.run_hang("--child", "--exit-after", "0.2", extra_workload=False)
+        # The workload ends by itself, leaving its child: the timeout is far off, as
+        # starting two Pythons took over a second beside eight busy loops.
+        r, elapsed, trials = self.run_hang("--child", "--exit-after", "0.2", extra_workload=False, timeout="30s")
         self.assertExit(r, 0)
         t = trials["hang"]
         self.assertTrue((Path(t["log_dir"]) / "child-ready").exists(), "the TERM-ignoring child never started")
@@ -77,6 +82,8 @@ workloads:
 
 
 class Interrupts(PerfgateTestCase):
+    # Asserts durations (a second Ctrl-C ends the trial within seconds).
+    measures_time = True
     TRIALS = 4
 
     def start_slow_run(self):
@@ -155,11 +162,11 @@ defaults:
   kill_grace: 30s
 workloads:
   - name: stubborn
-    command: {self.command("hang.py", "--ignore-term", "--marker", self.marker)}
+    command: {self.command("hang.py", "--ignore-term", "--ready-file", self.tmp / "ready", "--marker", self.marker)}
 """)
         bg = self.start_perfgate("run", suite)
-        self.assertTrue(wait_until(lambda: marked_pids(self.marker), 15), "workload never started")
-        time.sleep(0.3)  # let it install its SIGTERM handler
+        # Once it ignores SIGTERM (a fixed 0.3 s was too short beside eight busy loops).
+        self.assertTrue(wait_until(lambda: (self.tmp / "ready").exists(), 30), "workload never started")
         bg.proc.send_signal(signal.SIGINT)
         time.sleep(0.5)
         self.assertIsNone(bg.proc.poll(), "perfgate should still be granting the 30 s grace period")

@@ -51,6 +51,11 @@ workloads:
         self.assertIn("flat 2 (steady from step 1)", table.stdout)
         self.assertRegex(table.stdout, r"facts\s+global_batch_size=64")
 
+
+class SimWarmup(PerfgateTestCase):
+    """Graph mode's compile step against its steady steps: a ratio of times."""
+    measures_time = True
+
     def test_a_warm_up_is_found_and_cut(self):
         suite = self.write_suite(f"""\
 suite: warm

@@ -5,6 +5,8 @@
                  it has set that up (it creates $PERFGATE_TRIAL_DIR/child-ready)
 --ignore-term    ignore SIGTERM in this process too
 --exit-after S   exit 0 after S seconds (leaving the child behind)
+--ready-file F   create F once the signal handling above is set up, so a test
+                 can signal it without guessing how long a loaded machine takes
 --marker M       ignored; lets the test find the processes (the child gets it too)
 """
 import argparse
@@ -21,6 +23,7 @@ p.add_argument("--as-child", action="store_true")
 p.add_argument("--ignore-term", action="store_true")
 p.add_argument("--exit-after", type=float)
 p.add_argument("--ready")
+p.add_argument("--ready-file")
 p.add_argument("--marker", default="")
 a = p.parse_args()
 
@@ -37,6 +40,8 @@ if a.child:
     subprocess.Popen([sys.executable, os.path.abspath(__file__), "--as-child", "--ready", ready, "--marker", a.marker])
     while not os.path.exists(ready):
         time.sleep(0.01)
+if a.ready_file:
+    open(a.ready_file, "w").close()
 with open(os.environ["PERFGATE_METRICS"], "a") as out:
     out.write(json.dumps({"step": 0, "step_time_ms": 1.0, "throughput": 1.0}) + "\n")
 if a.exit_after is not None:
