@@ -619,6 +619,26 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
     for (const auto& entry : *metrics) stored_position.emplace(entry.first.name, stored_position.size());
     std::stable_partition(metrics->begin(), metrics->end(),
                           [](const auto& entry) { return is_host_context(entry.first.name); });
+    // When the trial's warm-up ended: the time of its first steady step, in
+    // the step series the summary cut most from. Series with no steady cut of
+    // their own (the samplers': the trial's memory, the devices') start there
+    // too. A workload first touching its memory during its first steps on a
+    // loaded machine (seconds, beside ten busy loops) was read as memory
+    // growth of 225 MB/h over an 18 s soak.
+    long long warmup_steps = 0;
+    std::string warmup_metric;
+    for (const auto& sm : tr.summaries)
+      if (!sm.is_scalar && sm.n_total - sm.n_steady > warmup_steps)
+        warmup_steps = sm.n_total - sm.n_steady, warmup_metric = sm.metric;
+    double warmup_end_s = -1;
+    for (const auto& entry : *metrics) {
+      if (entry.first.name != warmup_metric) continue;
+      long long seen = 0;
+      auto streamed = st.for_each_sample(tr.id, entry.second, [&](const store::SampleRow& row) {
+        if (seen++ == warmup_steps) warmup_end_s = row.t_s;
+      });
+      if (!streamed) return streamed.error();
+    }
     HostPauses pauses;
     bool pauses_done = false;
     for (const auto& entry : *metrics) {
@@ -635,9 +655,16 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       // Warm-up steps (compile, first batches) are not the long run: skip as
       // many as the trial's summary left out of its steady state.
       long long skip = 0;
+      bool own_cut = false;
       for (const auto& sm : tr.summaries)
-        if (sm.metric == info.name && !sm.is_scalar && sm.n_total > sm.n_steady) skip = sm.n_total - sm.n_steady;
+        if (sm.metric == info.name && !sm.is_scalar) {
+          own_cut = true;
+          if (sm.n_total > sm.n_steady) skip = sm.n_total - sm.n_steady;
+        }
       const bool host_series = is_host_context(info.name);
+      // The host's own series are context over the whole trial; the trial's
+      // other sampled series start where its steps became steady.
+      const double from_s = !own_cut && !host_series ? warmup_end_s : -1;
       if (!host_series && !pauses_done) {
         pauses.finish();
         pauses_done = true;
@@ -647,7 +674,7 @@ Expected<SoakReport> analyse_soak(store::Store& st, long long run_id, const Soak
       auto streamed = st.for_each_sample(tr.id, id, [&](const store::SampleRow& row) {
         if (opt.on_sample) opt.on_sample(tr.id, info, row.t_s, row.value);
         if (host_series) pauses.add(info.name, row.t_s, row.value);
-        if (seen++ >= skip) a.feed(row.t_s, row.value);
+        if (seen++ >= skip && row.t_s >= from_s) a.feed(row.t_s, row.value);
       });
       if (!streamed) return streamed.error();
       ts.metrics.push_back(a.finish(ts.findings, ts.host_events));

@@ -6,6 +6,9 @@
 
 #include "harness/analysis/soak.hpp"
 #include "harness/stats/stalls.hpp"
+#include "harness/store/store.hpp"
+#include "tests/unit/support/backends.hpp"
+#include "tests/unit/support/temp_dir.hpp"
 
 using namespace perfgate;
 using analysis::Finding;
@@ -497,4 +500,73 @@ TEST_CASE("a stall while the host paused is a host event; the same stall without
     CHECK(m.stalls == 1);
     CHECK(of_kind(fs, "stalls").size() == 1);
   }
+}
+
+TEST_CASE("a soak's sampled memory starts where its steps became steady", "[soak]") {
+  // A workload that first touches its memory during its warm-up steps (slow,
+  // on a loaded machine): the proc sampler's RSS climbs from 20 to 300 MB over
+  // the first 3 s, then stays. The steps' own cut (5 warm-up steps) marks
+  // where the trial became steady, and the sampled series starts there too:
+  // no memory growth over an 18 s soak.
+  test::TempDir dir("soak-warmup");
+  auto st = test::open_or_fail(test::database_for("sqlite", dir / "p.db"));
+  store::RunRecord r;
+  r.suite = "soak-it";
+  r.started_at = 1700000000;
+  r.status = model::RunStatus::Running;
+  r.host = "h";
+  r.kind = model::RunKind::Soak;
+  auto run = st->begin_run(r);
+  REQUIRE(run);
+  auto config = st->config_id("sim", "{}");
+  REQUIRE(config);
+  model::TrialRecord t;
+  t.run_id = *run;
+  t.config_id = *config;
+  t.status = model::TrialStatus::Running;
+  t.started_at = 1700000000;
+  auto trial = st->begin_trial(t);
+  REQUIRE(trial);
+  t.id = *trial;
+  auto step_id = st->metric_id(model::MetricInfo::inferred("step_time_ms"));
+  auto rss_id = st->metric_id(model::MetricInfo::inferred("host.rss_mb"));
+  REQUIRE(step_id);
+  REQUIRE(rss_id);
+  std::vector<store::SampleRow> rows;
+  // Five warm-up steps of 600 ms, then 30 ms steps to 18 s.
+  double at = 0;
+  long long step = 0;
+  for (; step < 5; ++step) rows.push_back({*step_id, step, at += 0.6, 600});
+  for (; at < 18; ++step) rows.push_back({*step_id, step, at += 0.03, 30 + (step % 3)});
+  for (int i = 0; i < 72; ++i) {  // every 250 ms
+    const double ts = 0.25 * (i + 1);
+    rows.push_back({*rss_id, i, ts, ts < 3 ? 20 + 280 * ts / 3 : 300 + 0.1 * (i % 2)});
+  }
+  REQUIRE(st->append_samples(t.id, rows));
+  model::MetricSummary sm;
+  sm.metric = "step_time_ms";
+  sm.n_total = step;
+  sm.n_steady = step - 5;
+  sm.value = sm.median = 30;
+  t.summaries.push_back(sm);
+  t.status = model::TrialStatus::Ok;
+  t.steps = step;
+  t.wall_s = 18;
+  std::vector<long long> summary_ids = {*step_id};
+  REQUIRE(st->finish_trial(t, summary_ids));
+  REQUIRE(st->finish_run(*run, model::RunStatus::Completed, 1700000018));
+
+  auto rep = analysis::analyse_soak(*st, *run, options(1));
+  REQUIRE(rep);
+  REQUIRE(rep->trials.size() == 1);
+  const auto& ts = rep->trials[0];
+  INFO(ts.findings.size() << " finding(s); the first: " << (ts.findings.empty() ? "" : ts.findings[0].summary));
+  CHECK(of_kind(ts.findings, "memory_growth").empty());
+  bool saw_rss = false;
+  for (const auto& m : ts.metrics)
+    if (m.metric == "host.rss_mb") {
+      saw_rss = true;
+      CHECK(m.first_window == Approx(300).margin(1));  // the first window after the warm-up (3 s)
+    }
+  CHECK(saw_rss);
 }
