@@ -5,10 +5,16 @@
 # scripts/demo.sh and then scripts/test.sh inside it, and prints what broke.
 #
 # Not part of CI: it downloads a Debian base system and every package the
-# project needs, and takes 20-30 minutes on a 2-core machine. Needs root
-# (debootstrap, chroot, mounts). The root is removed at the end unless --keep.
+# project needs, and takes 20-30 minutes on a quiet 2-core machine. Needs
+# root (debootstrap, chroot, mounts). The root is removed at the end unless
+# --keep.
 #
-#   scripts/fresh-check.sh [--keep] [--root DIR] [--mirror URL] [--only demo|test]
+#   scripts/fresh-check.sh [--keep] [--root DIR] [--mirror URL] [--only demo|test] [--busy N] [--again]
+#
+# --busy N   N busy loops run beside the whole check (a machine of this kind
+#            busy with other work; docs/testing.md records --busy 4)
+# --again    then runs both commands a second time in the same root: the warm
+#            times (packages installed, build folder and ccache filled)
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,13 +22,17 @@ root=/var/tmp/perfgate-fresh
 mirror=http://deb.debian.org/debian
 keep=0
 only=""
+busy=0
+again=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
     --root) root=$2; shift ;;
     --mirror) mirror=$2; shift ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --busy) busy=$2; shift ;;
+    --again) again=1 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "fresh-check: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -37,8 +47,10 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 
 mounts=()
+hogs=()
 cleanup() {
   local i
+  if [ ${#hogs[@]} -gt 0 ]; then kill "${hogs[@]}" 2>/dev/null || true; fi
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}" 2>/dev/null || true; done
   # Daemons a test started inside the root and did not stop would hold its files.
   if [ -d "$root" ]; then
@@ -53,6 +65,11 @@ trap cleanup EXIT
 rm -rf --one-file-system "$root"
 mkdir -p "$root"
 started=$(date +%s)
+for ((i = 0; i < busy; i++)); do
+  (x=0; while :; do x=$(((x + 1) % 1000003)); done) &
+  hogs+=($!)
+done
+[ "$busy" -gt 0 ] && echo "fresh-check: $busy busy loops run beside the check"
 echo "fresh-check: debootstrap bookworm into $root"
 debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log" 2>&1 || {
   echo "fresh-check: debootstrap failed; see $root.debootstrap.log" >&2
@@ -87,25 +104,35 @@ in_root() {
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
 }
 
+steps=(demo test)
+[ "$again" = 1 ] && steps+=(demo-again test-again)
 declare -A rc secs
-for step in demo test; do
-  [ -n "$only" ] && [ "$only" != "$step" ] && continue
+for step in "${steps[@]}"; do
+  script=${step%-again}
+  [ -n "$only" ] && [ "$only" != "$script" ] && continue
   t0=$(date +%s)
-  echo "fresh-check: scripts/$step.sh (log: $root/$step.log)"
+  echo "fresh-check: scripts/$script.sh (log: $root/$step.log)"
   set +e
-  in_root "cd /src && scripts/$step.sh" >"$root/$step.log" 2>&1
+  in_root "cd /src && scripts/$script.sh" >"$root/$step.log" 2>&1
   rc[$step]=$?
   set -e
   secs[$step]=$(($(date +%s) - t0))
   cp "$root/$step.log" "/var/tmp/perfgate-fresh-$step.log"
+  if [ "$step" = demo ]; then
+    packages=$(chroot "$root" dpkg-query -W -f='${Status}\n' | grep -c 'install ok installed' || true)
+    disk=$(du -sxm "$root" | cut -f1)
+  fi
 done
 
 echo
-echo "fresh-check of $commit ($(($(date +%s) - started)) s in all, debootstrap included)"
+echo "fresh-check of $commit ($(($(date +%s) - started)) s in all, debootstrap included; $busy busy loops beside it; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
+[ -n "${packages:-}" ] && echo "  after the demo: $packages Debian packages installed in the root, $disk MiB used (base system, build and results included)"
 status=0
-for step in demo test; do
+for step in "${steps[@]}"; do
   [ -z "${rc[$step]+x}" ] && continue
-  printf '  scripts/%s.sh: exit %d after %d min %02d s\n' "$step" "${rc[$step]}" $((secs[$step] / 60)) $((secs[$step] % 60))
+  printf '  scripts/%s.sh%s: exit %d after %d min %02d s\n' "${step%-again}" "$([ "$step" != "${step%-again}" ] && echo ' (again)')" \
+    "${rc[$step]}" $((secs[$step] / 60)) $((secs[$step] % 60))
+  grep -E "^(setup|build|test): " "/var/tmp/perfgate-fresh-$step.log" | sed 's/^/      /' || true
   if [ "${rc[$step]}" -ne 0 ]; then
     status=1
     echo "  --- what broke (last lines of /var/tmp/perfgate-fresh-$step.log):"
@@ -116,8 +143,8 @@ for step in demo test; do
       tail -n 25 "/var/tmp/perfgate-fresh-$step.log" | sed 's/^/    /'
     fi
   fi
+  if [ "${step%-again}" = test ]; then
+    grep -E "tests passed|Total Test time" "/var/tmp/perfgate-fresh-$step.log" | sed 's/^/      /' || true
+  fi
 done
-if [ -n "${rc[test]+x}" ]; then
-  grep -E "tests passed|Total Test time" "/var/tmp/perfgate-fresh-test.log" | sed 's/^/  /' || true
-fi
 exit $status

@@ -56,7 +56,27 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 2
   fi
 fi
-echo "setup: installing ${missing[*]}"
+# apt's and dpkg's own output (thousands of lines on a fresh machine) goes to
+# a log; what is printed is one line per phase.
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+mkdir -p "$log_dir"
+log=$log_dir/setup.log
+: >"$log"
+t0=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: ${#missing[@]} of ${#packages[@]} packages missing: updating the package lists (log: $log)"
+if ! "${sudo_cmd[@]}" apt-get update -q >>"$log" 2>&1; then
+  echo "setup: apt-get update failed" >&2; show_log_tail "$log"; exit 1
+fi
+# What the install brings with its dependencies, from apt's own dry run.
+plan=$("${sudo_cmd[@]}" apt-get install -s --no-install-recommends "${missing[@]}" 2>>"$log") || {
+  echo "setup: apt-get cannot install: ${missing[*]}" >&2; show_log_tail "$log"; exit 1; }
+new=$(awk '$1 == "Inst" {print $2}' <<<"$plan")
+count=$(wc -w <<<"$new")
+# Their Installed-Size fields (KiB) summed: what the install adds to the disk.
+mib=$(apt-cache show --no-all-versions $new 2>>"$log" | awk '/^Installed-Size:/ {s += $2} END {printf "%d", s / 1024}') || mib="?"
+echo "setup: installing $count Debian packages (${mib:-?} MiB on disk; 3-6 min on a fresh machine)"
+if ! "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+  echo "setup: apt-get install failed after $(took_since "$t0")" >&2; show_log_tail "$log"; exit 1
+fi
+echo "setup: done in $(took_since "$t0")"
