@@ -537,7 +537,7 @@ TEST_CASE("a soak's sampled memory starts where its steps became steady", "[soak
   double at = 0;
   long long step = 0;
   for (; step < 5; ++step) rows.push_back({*step_id, step, at += 0.6, 600});
-  for (; at < 18; ++step) rows.push_back({*step_id, step, at += 0.03, 30 + (step % 3)});
+  for (; at < 18; ++step) rows.push_back({*step_id, step, at += 0.03, 30.0 + static_cast<double>(step % 3)});
   for (int i = 0; i < 72; ++i) {  // every 250 ms
     const double ts = 0.25 * (i + 1);
     rows.push_back({*rss_id, i, ts, ts < 3 ? 20 + 280 * ts / 3 : 300 + 0.1 * (i % 2)});
