@@ -175,9 +175,17 @@ class SoakFindings(SoakTestCase):
         # the kernel's CPU pressure rose (with two busy loops already running when the test
         # began: wait +19.8, other CPU +15, pressure 53 -> 100 %; with three: wait +18.4,
         # other CPU +14, pressure 87 -> 101 %).
-        rise = max(host[m]["last_window"] - host[m]["first_window"]
-                   for m in ("host.other_cpu_pct", "host.trial_cpu_wait_pct", "host.cpu_pressure_pct") if m in host)
-        self.assertGreater(rise, 12, host)
+        # Each can only rise as far as it has room: the trial's wait and the pressure
+        # stop at 100 %, other processes' CPU at 100 % a core. On a machine saturated
+        # before the loops began (eight busy loops and three other tests beside this
+        # one: the trial already waited for a core 86 % of the time, and rose to 97 %),
+        # 12 points are not there to be had; half the room left is.
+        ceiling = {"host.other_cpu_pct": 100 * (os.cpu_count() or 1), "host.trial_cpu_wait_pct": 100,
+                   "host.cpu_pressure_pct": 100}
+        seen = {m: (host[m]["last_window"] - host[m]["first_window"],
+                    max(2.0, min(12.0, 0.5 * (ceiling[m] - host[m]["first_window"]))))
+                for m in ceiling if m in host}
+        self.assertTrue(any(rise > needed for rise, needed in seen.values()), {"rise, needed": seen, "host": host})
         for event in trial["host_events"]:
             self.assertIn("host event", event["summary"])
 
