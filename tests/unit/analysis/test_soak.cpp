@@ -549,10 +549,22 @@ TEST_CASE("a soak's sampled memory starts where its steps became steady", "[soak
   sm.n_steady = step - 5;
   sm.value = sm.median = 30;
   t.summaries.push_back(sm);
+  std::vector<long long> summary_ids = {*step_id};
+  // The sampler's series may carry a summary of its own, whose cut counts its
+  // samples, not steps (nothing cut, as when it had no warm-up to count).
+  const bool rss_summary = GENERATE(false, true);
+  INFO("host.rss_mb with a summary of its own: " << rss_summary);
+  if (rss_summary) {
+    model::MetricSummary rs;
+    rs.metric = "host.rss_mb";
+    rs.n_total = rs.n_steady = 72;
+    rs.value = rs.median = 300;
+    t.summaries.push_back(rs);
+    summary_ids.push_back(*rss_id);
+  }
   t.status = model::TrialStatus::Ok;
   t.steps = step;
   t.wall_s = 18;
-  std::vector<long long> summary_ids = {*step_id};
   REQUIRE(st->finish_trial(t, summary_ids));
   REQUIRE(st->finish_run(*run, model::RunStatus::Completed, 1700000018));
 
